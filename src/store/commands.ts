@@ -1,0 +1,278 @@
+import type { Queryable } from './db.js';
+import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
+
+/**
+ * A command's lifecycle: `queued -> running -> completed | failed | timed_out |
+ * cancelled`; a queued command may also go straight to `cancelled`. Every move is a
+ * guarded update here, so two workers can never both finish the same command.
+ */
+export type CommandStatus =
+  | 'queued'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'timed_out'
+  | 'cancelled';
+
+/** Statuses a command never leaves. */
+export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
+
+/** A terminal command status. */
+export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
+
+/** A command row. `request` holds what the runner needs; it is never audited. */
+export interface Command {
+  id: string;
+  runId: string;
+  workspaceId: string | null;
+  ownerUserId: string;
+  conversationId: string | null;
+  callId: string | null;
+  status: CommandStatus;
+  request: Record<string, unknown>;
+  timeoutMs: number;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  cancelRequested: boolean;
+  exitCode: number | null;
+  errorCode: string | null;
+  errorCategory: string | null;
+  stdout: Buffer | null;
+  stderr: Buffer | null;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  queuedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
+  request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
+  error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, queued_at,
+  started_at, finished_at`;
+
+function toCommand(r: Record<string, unknown>): Command {
+  return {
+    id: String(r.id),
+    runId: String(r.run_id),
+    workspaceId: textOrNull(r.workspace_id),
+    ownerUserId: String(r.owner_user_id),
+    conversationId: textOrNull(r.conversation_id),
+    callId: textOrNull(r.call_id),
+    status: r.status as CommandStatus,
+    request: (r.request ?? {}) as Record<string, unknown>,
+    timeoutMs: Number(r.timeout_ms),
+    attempts: Number(r.attempts),
+    leaseOwner: textOrNull(r.lease_owner),
+    leaseExpiresAt: dateOrNull(r.lease_expires_at),
+    cancelRequested: r.cancel_requested === true,
+    exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
+    errorCode: textOrNull(r.error_code),
+    errorCategory: textOrNull(r.error_category),
+    stdout: bytesOrNull(r.stdout),
+    stderr: bytesOrNull(r.stderr),
+    stdoutTruncated: r.stdout_truncated === true,
+    stderrTruncated: r.stderr_truncated === true,
+    queuedAt: date(r.queued_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+  };
+}
+
+/** What {@link enqueueCommand} needs. */
+export interface NewCommand {
+  id: string;
+  runId: string;
+  workspaceId?: string | null;
+  ownerUserId: string;
+  conversationId?: string | null;
+  callId?: string | null;
+  request: Record<string, unknown>;
+  timeoutMs: number;
+}
+
+/**
+ * Queues a command. With a `callId` already used for the same run, nothing is
+ * inserted and the first command is returned with `created: false`.
+ */
+export async function enqueueCommand(
+  q: Queryable,
+  cmd: NewCommand,
+): Promise<{ command: Command; created: boolean }> {
+  const rows = await q.query(
+    `insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
+       call_id, request, timeout_ms)
+     values ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+     on conflict (run_id, call_id) where call_id is not null do nothing
+     returning ${COLUMNS}`,
+    [
+      cmd.id,
+      cmd.runId,
+      cmd.workspaceId ?? null,
+      cmd.ownerUserId,
+      cmd.conversationId ?? null,
+      cmd.callId ?? null,
+      JSON.stringify(cmd.request),
+      cmd.timeoutMs,
+    ],
+  );
+  if (rows[0]) return { command: toCommand(rows[0]), created: true };
+  const first = await q.query(
+    `select ${COLUMNS} from workspace_command where run_id = $1 and call_id = $2`,
+    [cmd.runId, cmd.callId],
+  );
+  return { command: toCommand(first[0]!), created: false };
+}
+
+/** Reads one command. */
+export async function getCommand(q: Queryable, id: string): Promise<Command | null> {
+  const rows = await q.query(`select ${COLUMNS} from workspace_command where id = $1`, [id]);
+  return rows[0] ? toCommand(rows[0]) : null;
+}
+
+/**
+ * Claims the oldest queued command for `leaseOwner`, or returns null when none is
+ * queued. `SKIP LOCKED` lets concurrent workers claim different rows without waiting.
+ */
+export async function claimNextCommand(
+  q: Queryable,
+  leaseOwner: string,
+  leaseMs: number,
+): Promise<Command | null> {
+  const rows = await q.query(
+    `update workspace_command c set status = 'running', lease_owner = $1,
+       lease_expires_at = now() + ($2 * interval '1 millisecond'),
+       attempts = c.attempts + 1, started_at = now()
+     where c.id = (select id from workspace_command where status = 'queued'
+                   order by queued_at, id limit 1 for update skip locked)
+     returning ${COLUMNS}`,
+    [leaseOwner, leaseMs],
+  );
+  return rows[0] ? toCommand(rows[0]) : null;
+}
+
+/** Extends a running command's lease; false when the lease is no longer ours. */
+export async function heartbeatCommand(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  leaseMs: number,
+): Promise<boolean> {
+  const n = await q.execute(
+    `update workspace_command set lease_expires_at = now() + ($3 * interval '1 millisecond')
+     where id = $1 and status = 'running' and lease_owner = $2`,
+    [id, leaseOwner, leaseMs],
+  );
+  return n > 0;
+}
+
+/** The outcome a worker records for a command it ran. */
+export interface CommandOutcome {
+  status: Exclude<TerminalCommandStatus, 'cancelled'> | 'cancelled';
+  exitCode?: number | null;
+  errorCode?: string | null;
+  errorCategory?: string | null;
+  stdout?: Uint8Array | null;
+  stderr?: Uint8Array | null;
+  stdoutTruncated?: boolean;
+  stderrTruncated?: boolean;
+}
+
+/**
+ * Records a running command's outcome, only if it is still running under this lease
+ * owner: a late finisher never overwrites a recovered or cancelled command.
+ */
+export async function finishCommand(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  outcome: CommandOutcome,
+): Promise<Command | null> {
+  const rows = await q.query(
+    `update workspace_command set status = $3, exit_code = $4, error_code = $5,
+       error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
+       stderr_truncated = $10, finished_at = now(), lease_owner = null, lease_expires_at = null
+     where id = $1 and status = 'running' and lease_owner = $2
+     returning ${COLUMNS}`,
+    [
+      id,
+      leaseOwner,
+      outcome.status,
+      outcome.exitCode ?? null,
+      outcome.errorCode ?? null,
+      outcome.errorCategory ?? null,
+      outcome.stdout ? Buffer.from(outcome.stdout) : null,
+      outcome.stderr ? Buffer.from(outcome.stderr) : null,
+      outcome.stdoutTruncated ?? false,
+      outcome.stderrTruncated ?? false,
+    ],
+  );
+  return rows[0] ? toCommand(rows[0]) : null;
+}
+
+/**
+ * Cancels a command: a queued one ends `cancelled` at once; a running one is flagged
+ * so its worker kills the sandbox and records the end. Returns the row afterwards,
+ * or null when absent.
+ */
+export async function requestCommandCancel(q: Queryable, id: string): Promise<Command | null> {
+  const queued = await q.query(
+    `update workspace_command set status = 'cancelled', cancel_requested = true,
+       error_code = 'cancelled', error_category = 'cancelled', finished_at = now()
+     where id = $1 and status = 'queued' returning ${COLUMNS}`,
+    [id],
+  );
+  if (queued[0]) return toCommand(queued[0]);
+  const running = await q.query(
+    `update workspace_command set cancel_requested = true
+     where id = $1 and status = 'running' returning ${COLUMNS}`,
+    [id],
+  );
+  if (running[0]) return toCommand(running[0]);
+  return getCommand(q, id);
+}
+
+/**
+ * Ends running commands whose lease expired before `now` as `failed` with category
+ * `recovered_stale`. Each update re-checks status and the lease it saw, so a worker
+ * that finishes concurrently wins or loses cleanly; a recovered command is never
+ * queued again, so it never runs twice.
+ */
+export async function recoverStaleCommands(
+  q: Queryable,
+  now: Date,
+  limit = 100,
+): Promise<Command[]> {
+  const rows = await q.query(
+    `update workspace_command c set status = 'failed', error_code = 'internal',
+       error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
+       lease_expires_at = null
+     from (select id, lease_owner from workspace_command
+           where status = 'running' and lease_expires_at < $1
+           order by lease_expires_at limit $2 for update skip locked) s
+     where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
+     returning ${COLUMNS.replace(/(\w+)/g, 'c.$1')}`,
+    [now, limit],
+  );
+  return rows.map(toCommand);
+}
+
+/** How many commands are in each live status, for telemetry. */
+export async function countLiveCommands(
+  q: Queryable,
+): Promise<{ queued: number; running: number; cancelling: number }> {
+  const rows = await q.query(
+    `select count(*) filter (where status = 'queued') as queued,
+       count(*) filter (where status = 'running' and not cancel_requested) as running,
+       count(*) filter (where status = 'running' and cancel_requested) as cancelling
+     from workspace_command where status in ('queued', 'running')`,
+  );
+  const r = rows[0] ?? {};
+  return { queued: Number(r.queued), running: Number(r.running), cancelling: Number(r.cancelling) };
+}
+
+/** Removes a run's command rows (run deletion); returns how many. */
+export async function deleteRunCommands(q: Queryable, runId: string): Promise<number> {
+  return q.execute('delete from workspace_command where run_id = $1', [runId]);
+}

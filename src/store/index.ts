@@ -1,0 +1,15 @@
+/**
+ * The store: the only place that writes SQL. One query family per file; every
+ * function takes a {@link Queryable} (the database or an open transaction), so a
+ * caller composes them into one transaction when it needs to.
+ */
+export * from './artifacts.js';
+export * from './audit-events.js';
+export * from './commands.js';
+export type * from './db.js';
+export * from './errors.js';
+export * from './manifest.js';
+export * from './migrate.js';
+export * from './open-db.js';
+export * from './runs.js';
+export * from './workspaces.js';

@@ -1,0 +1,79 @@
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { Db, Queryable, Row } from './db.js';
+import { translateDbError } from './errors.js';
+
+/** Options for {@link openPglite}. */
+export interface PgliteOptions {
+  /** Directory holding the database files; omitted means in memory. */
+  dataDir?: string;
+}
+
+type Target = PGlite | Transaction;
+
+function queryable(target: Target): Queryable {
+  return {
+    async query<T extends Row = Row>(text: string, params: readonly unknown[] = []) {
+      try {
+        const res = await target.query<T>(text, params as unknown[]);
+        return res.rows;
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+    async execute(text: string, params: readonly unknown[] = []) {
+      try {
+        const res = await target.query(text, params as unknown[]);
+        return res.affectedRows ?? 0;
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+    async script(text: string) {
+      try {
+        await target.exec(text);
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+  };
+}
+
+/**
+ * Opens PGlite in this process. PGlite serves one connection, so every statement and
+ * every transaction is serialized here: a transaction holds the connection until it
+ * ends, and statements issued meanwhile wait their turn instead of interleaving.
+ */
+export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
+  const pg = options.dataDir === undefined ? new PGlite() : new PGlite(options.dataDir);
+  await pg.waitReady;
+  let tail: Promise<unknown> = Promise.resolve();
+  function serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = tail.then(work, work);
+    tail = next.catch(() => undefined);
+    return next;
+  }
+  const top = queryable(pg);
+  let closed = false;
+  return {
+    kind: 'pglite',
+    query: (text, params) => serialized(() => top.query(text, params)),
+    execute: (text, params) => serialized(() => top.execute(text, params)),
+    script: (text) => serialized(() => top.script(text)),
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return serialized(async () => {
+        try {
+          return await pg.transaction((tx) => fn(queryable(tx)));
+        } catch (err) {
+          throw translateDbError(err);
+        }
+      });
+    },
+    close() {
+      return serialized(async () => {
+        if (closed) return;
+        closed = true;
+        await pg.close();
+      });
+    },
+  };
+}

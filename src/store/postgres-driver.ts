@@ -1,0 +1,81 @@
+import postgres from 'postgres';
+import type { Db, Queryable, Row } from './db.js';
+import { translateDbError } from './errors.js';
+
+/** Options for {@link openPostgres}. */
+export interface PostgresOptions {
+  /** `postgres://` connection URL. */
+  url: string;
+  /** Pool size (connections). Default 10. */
+  maxConnections?: number;
+  /** Seconds to wait for a connection before failing. Default 10. */
+  connectTimeoutSeconds?: number;
+}
+
+type Sql = postgres.Sql | postgres.TransactionSql;
+
+function queryable(sql: Sql): Queryable {
+  return {
+    async query<T extends Row = Row>(text: string, params: readonly unknown[] = []) {
+      try {
+        const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+        return [...rows] as unknown as T[];
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+    async execute(text: string, params: readonly unknown[] = []) {
+      try {
+        const res = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+        return res.count;
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+    async script(text: string) {
+      try {
+        // No parameters: postgres.js sends this over the simple protocol, which
+        // accepts several statements.
+        await sql.unsafe(text);
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+  };
+}
+
+/** Opens a pooled connection to a real Postgres server through postgres.js. */
+export function openPostgres(options: PostgresOptions): Db {
+  const sql = postgres(options.url, {
+    max: options.maxConnections ?? 10,
+    connect_timeout: options.connectTimeoutSeconds ?? 10,
+    onnotice: () => {},
+    // int8 as a JavaScript number, as PGlite returns it: our counters and sizes stay
+    // far below 2^53.
+    types: {
+      int8: {
+        to: 20,
+        from: [20],
+        serialize: (value: number) => String(value),
+        parse: (value: string) => Number(value),
+      },
+    },
+  });
+  const top = queryable(sql);
+  return {
+    kind: 'postgres',
+    query: top.query,
+    execute: top.execute,
+    script: top.script,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      try {
+        return (await sql.begin((tx) => fn(queryable(tx)))) as T;
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

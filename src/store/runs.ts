@@ -1,0 +1,152 @@
+import type { Queryable } from './db.js';
+import { StoreError } from './errors.js';
+import { date, dateOrNull, textOrNull } from './rows.js';
+
+/**
+ * A run's lifecycle: `running`, then exactly one terminal status. `abandoned` is the
+ * fourth terminal status: the node driving the run stopped answering.
+ */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'abandoned';
+
+/** The terminal statuses; reaching any of them releases the run's workspace. */
+export const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned'] as const;
+
+/** A terminal run status. */
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+
+/** True for the four terminal statuses. */
+export function isTerminalRunStatus(status: string): status is TerminalRunStatus {
+  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
+}
+
+/** A run row. */
+export interface Run {
+  id: string;
+  ownerUserId: string;
+  conversationId: string | null;
+  status: RunStatus;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt: Date | null;
+  retentionExpiresAt: Date | null;
+  deletedAt: Date | null;
+}
+
+const COLUMNS = `id, owner_user_id, conversation_id, status, created_at, updated_at, ended_at,
+  retention_expires_at, deleted_at`;
+
+function toRun(r: Record<string, unknown>): Run {
+  return {
+    id: String(r.id),
+    ownerUserId: String(r.owner_user_id),
+    conversationId: textOrNull(r.conversation_id),
+    status: r.status as RunStatus,
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+    endedAt: dateOrNull(r.ended_at),
+    retentionExpiresAt: dateOrNull(r.retention_expires_at),
+    deletedAt: dateOrNull(r.deleted_at),
+  };
+}
+
+/** What {@link createRun} needs. */
+export interface NewRun {
+  id: string;
+  ownerUserId: string;
+  conversationId?: string | null;
+  retentionExpiresAt?: Date | null;
+}
+
+/** Inserts a running run. An existing id is a `conflict`. */
+export async function createRun(q: Queryable, run: NewRun): Promise<Run> {
+  const rows = await q.query(
+    `insert into run (id, owner_user_id, conversation_id, retention_expires_at)
+     values ($1, $2, $3, $4) returning ${COLUMNS}`,
+    [run.id, run.ownerUserId, run.conversationId ?? null, run.retentionExpiresAt ?? null],
+  );
+  return toRun(rows[0]!);
+}
+
+/** Reads a run that has not been deleted; null when absent or deleted. */
+export async function getRun(q: Queryable, id: string): Promise<Run | null> {
+  const rows = await q.query(`select ${COLUMNS} from run where id = $1 and deleted_at is null`, [
+    id,
+  ]);
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+/** Reads a run only when `ownerUserId` owns it: another user's run reads as absent. */
+export async function getRunForOwner(
+  q: Queryable,
+  id: string,
+  ownerUserId: string,
+): Promise<Run | null> {
+  const rows = await q.query(
+    `select ${COLUMNS} from run where id = $1 and owner_user_id = $2 and deleted_at is null`,
+    [id, ownerUserId],
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+/** The outcome of {@link finishRun}. */
+export interface FinishRunResult {
+  run: Run;
+  /** False when the run already had this terminal status (an idempotent repeat). */
+  changed: boolean;
+}
+
+/**
+ * Moves a running run to a terminal status. Repeating the same status is a no-op;
+ * asking for a different terminal status than the one recorded is a `conflict`, and
+ * an absent run is `not_found`.
+ */
+export async function finishRun(
+  q: Queryable,
+  id: string,
+  status: TerminalRunStatus,
+): Promise<FinishRunResult> {
+  const updated = await q.query(
+    `update run set status = $2, ended_at = now(), updated_at = now()
+     where id = $1 and status = 'running' and deleted_at is null returning ${COLUMNS}`,
+    [id, status],
+  );
+  if (updated[0]) return { run: toRun(updated[0]), changed: true };
+  const current = await getRun(q, id);
+  if (!current) throw new StoreError('not_found', `run "${id}" does not exist`);
+  if (current.status !== status) {
+    throw new StoreError(
+      'conflict',
+      `run "${id}" already ended as "${current.status}"; it cannot become "${status}"`,
+    );
+  }
+  return { run: current, changed: false };
+}
+
+/** Marks a run deleted (its files and commands are removed by cleanup). Idempotent. */
+export async function markRunDeleted(q: Queryable, id: string): Promise<boolean> {
+  const n = await q.execute(
+    `update run set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = $1`,
+    [id],
+  );
+  return n > 0;
+}
+
+/**
+ * Runs whose workspace data must be cleaned up: deleted, or past retention, while a
+ * workspace row of theirs is not yet marked deleted.
+ */
+export async function listRunsAwaitingCleanup(
+  q: Queryable,
+  now: Date,
+  limit = 100,
+): Promise<Run[]> {
+  const rows = await q.query(
+    `select ${COLUMNS} from run r
+     where (r.deleted_at is not null or r.retention_expires_at <= $1)
+       and exists (select 1 from workbench_workspace w
+                   where w.run_id = r.id and w.status <> 'deleted')
+     order by r.id limit $2`,
+    [now, limit],
+  );
+  return rows.map(toRun);
+}

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import type { Queryable } from './db.js';
+import { date, dateOrNull, textOrNull } from './rows.js';
+
+/**
+ * A workspace row's lifecycle: `provisioned` (live, one per run at most), then
+ * `released` (with a reason) or `deleted` (the run's data was removed).
+ */
+export type WorkspaceStatus = 'provisioned' | 'released' | 'deleted';
+
+/**
+ * Why a workspace was released: the run ended (`run_<status>`), its replica was lost
+ * to a takeover (`node_lost`), or cleanup found it orphaned.
+ */
+export type ReleasedReason =
+  | 'run_succeeded'
+  | 'run_failed'
+  | 'run_cancelled'
+  | 'run_abandoned'
+  | 'node_lost'
+  | 'run_deleted'
+  | 'orphaned';
+
+/** A workspace row. */
+export interface Workspace {
+  id: string;
+  runId: string;
+  /** The replica holding the warm directory; null on rows written before node ids. */
+  nodeId: string | null;
+  ownerUserId: string;
+  status: WorkspaceStatus;
+  releasedReason: ReleasedReason | null;
+  createdAt: Date;
+  updatedAt: Date;
+  releasedAt: Date | null;
+}
+
+const COLUMNS = `id, run_id, node_id, owner_user_id, status, released_reason, created_at,
+  updated_at, released_at`;
+
+function toWorkspace(r: Record<string, unknown>): Workspace {
+  return {
+    id: String(r.id),
+    runId: String(r.run_id),
+    nodeId: textOrNull(r.node_id),
+    ownerUserId: String(r.owner_user_id),
+    status: r.status as WorkspaceStatus,
+    releasedReason: textOrNull(r.released_reason) as ReleasedReason | null,
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+    releasedAt: dateOrNull(r.released_at),
+  };
+}
+
+/** The workspace id for a run on a node: stable, so a node finds its own row again. */
+export function workspaceIdFor(runId: string, nodeId: string): string {
+  const digest = createHash('sha256').update(`${runId}\n${nodeId}`).digest('hex');
+  return `ws_${digest.slice(0, 32)}`;
+}
+
+/** The run's live (provisioned) workspace, if any. */
+export async function getLiveWorkspace(q: Queryable, runId: string): Promise<Workspace | null> {
+  const rows = await q.query(
+    `select ${COLUMNS} from workbench_workspace where run_id = $1 and status = 'provisioned'`,
+    [runId],
+  );
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+/** Reads one workspace by id. */
+export async function getWorkspace(q: Queryable, id: string): Promise<Workspace | null> {
+  const rows = await q.query(`select ${COLUMNS} from workbench_workspace where id = $1`, [id]);
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+/**
+ * Makes `nodeId`'s row for the run live. A released row of the same node and run is
+ * brought back rather than duplicated (its id is derived from both). Another live row
+ * for the run makes this a `conflict`: release it first, in the same transaction.
+ */
+export async function provisionWorkspace(
+  q: Queryable,
+  ws: { runId: string; nodeId: string; ownerUserId: string },
+): Promise<Workspace> {
+  const rows = await q.query(
+    `insert into workbench_workspace (id, run_id, node_id, owner_user_id)
+     values ($1, $2, $3, $4)
+     on conflict (id) do update set status = 'provisioned', released_reason = null,
+       released_at = null, updated_at = now(), owner_user_id = excluded.owner_user_id
+     where workbench_workspace.status = 'released'
+     returning ${COLUMNS}`,
+    [workspaceIdFor(ws.runId, ws.nodeId), ws.runId, ws.nodeId, ws.ownerUserId],
+  );
+  if (rows[0]) return toWorkspace(rows[0]);
+  // The row exists and is live (or deleted): report it as it is.
+  const existing = await getWorkspace(q, workspaceIdFor(ws.runId, ws.nodeId));
+  return existing!;
+}
+
+/** Releases a live workspace. False when it was not live (already released: idempotent). */
+export async function releaseWorkspace(
+  q: Queryable,
+  id: string,
+  reason: ReleasedReason,
+): Promise<boolean> {
+  const n = await q.execute(
+    `update workbench_workspace set status = 'released', released_reason = $2,
+       released_at = now(), updated_at = now()
+     where id = $1 and status = 'provisioned'`,
+    [id, reason],
+  );
+  return n > 0;
+}
+
+/** Releases the run's live workspace, if any, returning it as it was before. */
+export async function releaseLiveWorkspace(
+  q: Queryable,
+  runId: string,
+  reason: ReleasedReason,
+): Promise<Workspace | null> {
+  const rows = await q.query(
+    `update workbench_workspace set status = 'released', released_reason = $2,
+       released_at = now(), updated_at = now()
+     where run_id = $1 and status = 'provisioned' returning ${COLUMNS}`,
+    [runId, reason],
+  );
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+/** Marks every workspace row of a run deleted; returns how many changed. */
+export async function markRunWorkspacesDeleted(q: Queryable, runId: string): Promise<number> {
+  return q.execute(
+    `update workbench_workspace set status = 'deleted',
+       released_reason = coalesce(released_reason, 'run_deleted'),
+       released_at = coalesce(released_at, now()), updated_at = now()
+     where run_id = $1 and status <> 'deleted'`,
+    [runId],
+  );
+}
+
+/** A user's workspaces, newest first; released ones only when asked. */
+export async function listWorkspacesForOwner(
+  q: Queryable,
+  ownerUserId: string,
+  opts: { includeReleased?: boolean; limit?: number } = {},
+): Promise<Workspace[]> {
+  const rows = await q.query(
+    `select ${COLUMNS} from workbench_workspace
+     where owner_user_id = $1 and (status = 'provisioned' or ($2 and status = 'released'))
+     order by created_at desc, id limit $3`,
+    [ownerUserId, opts.includeReleased ?? false, opts.limit ?? 200],
+  );
+  return rows.map(toWorkspace);
+}
+
+/** Live workspaces that name a node, for its sweeper. */
+export async function listLiveWorkspacesForNode(
+  q: Queryable,
+  nodeId: string,
+): Promise<Workspace[]> {
+  const rows = await q.query(
+    `select ${COLUMNS} from workbench_workspace where node_id = $1 and status = 'provisioned'
+     order by id`,
+    [nodeId],
+  );
+  return rows.map(toWorkspace);
+}
