@@ -1,0 +1,300 @@
+/**
+ * The actions of `workbenchHost` and the schema of each action's `args`.
+ *
+ * These schemas are the single definition: the envelope parser validates with them
+ * and the tool definition given to models is generated from them. They check shape
+ * and bounds only. What a path means (absolute, `..`, symlinks) is decided by the
+ * workbench's safe-path check, which answers `invalid_path`; here a path is just a
+ * bounded, non-empty string, so the two checks cannot disagree about path rules.
+ *
+ * @module
+ */
+
+import { z } from 'zod';
+
+/** Longest accepted workspace-relative path, in UTF-16 code units (Linux PATH_MAX). */
+export const MAX_PATH_CHARS = 4096;
+/**
+ * Hard ceiling on `fs_write` content and `exec` stdin, in UTF-16 code units. Over it
+ * the envelope fails with `payload_too_large`; the workbench may enforce a lower,
+ * configured limit with the same code.
+ */
+export const MAX_PAYLOAD_CHARS = 32 * 1024 * 1024;
+/** Longest accepted `exec` command string (64 KiB), in UTF-16 code units. */
+export const MAX_COMMAND_CHARS = 64 * 1024;
+/** Longest accepted timeout for `exec` and `fetch`: one hour, in milliseconds. */
+export const MAX_TIMEOUT_MS = 3_600_000;
+/** Most environment variables one `exec` may set. */
+export const MAX_ENV_ENTRIES = 256;
+/** Longest value of one `exec` environment variable, in UTF-16 code units. */
+export const MAX_ENV_VALUE_CHARS = 32 * 1024;
+/** Longest accepted `fetch` URL, in characters. */
+export const MAX_URL_CHARS = 8192;
+/** Most entries one `fs_list` may return. */
+export const MAX_LIST_LIMIT = 10_000;
+/** Entries `fs_list` returns when `limit` is omitted. */
+export const DEFAULT_LIST_LIMIT = 1000;
+/** Longest artifact name, in characters (a common file name limit). */
+export const MAX_ARTIFACT_NAME_CHARS = 255;
+
+/**
+ * Arg fields whose size is the caller's payload rather than a shape mistake: when one
+ * of these is over its bound the envelope answers `payload_too_large`, not
+ * `invalid_arguments`, so a tool loop can tell "split the write" from "fix the call".
+ */
+export const PAYLOAD_ARG_FIELDS: ReadonlySet<string> = new Set(['content', 'stdin']);
+
+/** Pattern of an environment variable name accepted by `exec`. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const workspacePath = () =>
+  z
+    .string()
+    .min(1)
+    .max(MAX_PATH_CHARS)
+    .describe('Path relative to the workspace root; absolute paths and ".." are rejected.');
+
+const encoding = () =>
+  z
+    .enum(['utf8', 'base64'])
+    .default('utf8')
+    .describe('How the content string is encoded: "utf8" text or "base64" bytes.');
+
+const timeoutMs = () =>
+  z.int().positive().max(MAX_TIMEOUT_MS).describe('Time limit in milliseconds.').optional();
+
+/** `fs_write`: create or replace (or append to) a file in the workspace. */
+export const fsWriteArgsSchema = z.strictObject({
+  /** Workspace-relative file path; parent directories are created. */
+  path: workspacePath(),
+  /** The bytes to write, as text or base64 according to `encoding`. */
+  content: z.string().max(MAX_PAYLOAD_CHARS).describe('The file content.'),
+  /** Encoding of `content`; `utf8` unless binary bytes are sent as base64. */
+  encoding: encoding(),
+  /** Append to an existing file instead of replacing it. */
+  append: z.boolean().default(false).describe('Append instead of replacing the file.'),
+  /**
+   * Permission bits as octal digits in a string, `'644'` or `'0755'`, parsed into the
+   * numeric mode (`'644'` becomes `0o644`). A string, because JSON has no octal literal
+   * and a bare number 644 would silently mean decimal 644. Only 0..0o777: setuid,
+   * setgid and sticky bits are not the agent's to set.
+   */
+  mode: z
+    .string()
+    .regex(/^0?[0-7]{3}$/, { error: 'expected octal permission digits such as "644" or "0755"' })
+    .transform((digits) => Number.parseInt(digits, 8))
+    .describe('Optional octal permission bits as a string, e.g. "644" or "0755".')
+    .optional(),
+});
+
+/** `fs_read`: read a file, or a byte range of it. */
+export const fsReadArgsSchema = z.strictObject({
+  /** Workspace-relative file path. */
+  path: workspacePath(),
+  /** How the answer's content is encoded; use `base64` for binary files. */
+  encoding: encoding(),
+  /** Byte offset to start reading at. */
+  offset: z.int().min(0).default(0).describe('Byte offset to start at.'),
+  /** Bytes to read; the rest of the file (up to the size limit) when omitted. */
+  length: z.int().positive().describe('Number of bytes to read.').optional(),
+});
+
+/** `fs_list`: list a directory. */
+export const fsListArgsSchema = z.strictObject({
+  /** Workspace-relative directory; the workspace root by default. */
+  path: workspacePath().default('.'),
+  /** Descend into subdirectories. */
+  recursive: z.boolean().default(false).describe('List subdirectories too.'),
+  /** Most entries to return; the answer says when it was truncated. */
+  limit: z
+    .int()
+    .min(1)
+    .max(MAX_LIST_LIMIT)
+    .default(DEFAULT_LIST_LIMIT)
+    .describe('Maximum number of entries to return.'),
+});
+
+/** `fs_delete`: delete a file, or a directory tree when `recursive`. */
+export const fsDeleteArgsSchema = z.strictObject({
+  /** Workspace-relative path to delete. */
+  path: workspacePath(),
+  /** Required to delete a non-empty directory, so a tree is never removed by accident. */
+  recursive: z.boolean().default(false).describe('Delete a directory and everything in it.'),
+});
+
+/** `exec`: run a shell command in the sandbox, inside the workspace. */
+export const execArgsSchema = z.strictObject({
+  /** The command line, run by `/bin/sh -c` after the allowlist check. */
+  command: z
+    .string()
+    .min(1)
+    .max(MAX_COMMAND_CHARS)
+    .describe('Shell command line; every binary in it must be on the allowlist.'),
+  /** Time limit; the node's configured default applies when omitted. */
+  timeoutMs: timeoutMs(),
+  /**
+   * Extra environment variables. Names are restricted to portable identifiers so a
+   * name cannot smuggle `=` or shell syntax; the node's own secrets are never passed.
+   */
+  env: z
+    .record(
+      z
+        .string()
+        .regex(ENV_NAME_PATTERN, { error: 'expected a name matching [A-Za-z_][A-Za-z0-9_]*' }),
+      z.string().max(MAX_ENV_VALUE_CHARS),
+    )
+    .refine((env) => Object.keys(env).length <= MAX_ENV_ENTRIES, {
+      error: `at most ${MAX_ENV_ENTRIES} variables`,
+    })
+    .describe('Extra environment variables for the command.')
+    .optional(),
+  /** Text fed to the command's standard input. */
+  stdin: z.string().max(MAX_PAYLOAD_CHARS).describe('Standard input for the command.').optional(),
+  /** Workspace-relative working directory; the workspace root when omitted. */
+  cwd: workspacePath().optional(),
+});
+
+/** `fetch`: download a URL into a workspace file. */
+export const fetchArgsSchema = z.strictObject({
+  /**
+   * Absolute `http`/`https` URL. Only the syntax is checked here; which hosts may be
+   * reached is the workbench's policy (`fetch_blocked`).
+   */
+  url: z
+    .url({ protocol: /^https?$/, error: 'expected an absolute http:// or https:// URL' })
+    .max(MAX_URL_CHARS)
+    .describe('http or https URL to download.'),
+  /** Workspace-relative file the body is written to. */
+  path: workspacePath(),
+  /** Body size limit in bytes; the node's configured limit applies when omitted. */
+  maxBytes: z.int().positive().describe('Maximum body size in bytes.').optional(),
+  /** Time limit for the whole download. */
+  timeoutMs: timeoutMs(),
+});
+
+/** The last segment of a workspace path, for default artifact names. */
+function baseName(path: string): string {
+  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+  return segments.at(-1) ?? 'artifact';
+}
+
+/** `promote_artifact`: hand a workspace file to the end user as an artifact. */
+export const promoteArtifactArgsSchema = z
+  .strictObject({
+    /** Workspace-relative file to promote. */
+    path: workspacePath(),
+    /**
+     * Name the user sees; the file's base name when omitted (filled in at parse time,
+     * so every layer shows the same name). A plain name, never a path.
+     */
+    name: z
+      .string()
+      .min(1)
+      .max(MAX_ARTIFACT_NAME_CHARS)
+      .regex(/^(?!\.\.?$)[^/\\\0]+$/, { error: 'expected a file name without "/" or "\\"' })
+      .describe('Name shown to the user; defaults to the file name.')
+      .optional(),
+    /** MIME type such as `text/markdown`; guessed from the name when omitted. */
+    contentType: z
+      .string()
+      .max(255)
+      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$/, {
+        error: 'expected a MIME type such as "text/markdown"',
+      })
+      .describe('MIME type, e.g. "text/markdown".')
+      .optional(),
+  })
+  .transform((args) => ({ ...args, name: args.name ?? baseName(args.path) }));
+
+/**
+ * `build`: the deploy pipeline's package build. System-only: refused for any
+ * authority but a system one, and absent from the tool definition given to models.
+ */
+export const buildArgsSchema = z.strictObject({
+  /** Git ref to build; the workspace's current checkout when omitted. */
+  ref: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[A-Za-z0-9._/-]+$/, { error: 'expected a git ref such as "main" or "v1.2.0"' })
+    .optional(),
+  /** npm script to run; the build's configured default when omitted. */
+  script: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9:._-]+$/, { error: 'expected an npm script name such as "build"' })
+    .optional(),
+});
+
+/** Every action, in the order they are documented. */
+export const ACTION_NAMES = [
+  'fs_write',
+  'fs_read',
+  'fs_list',
+  'fs_delete',
+  'exec',
+  'fetch',
+  'promote_artifact',
+  'build',
+] as const;
+
+/** The name of an action. */
+export type ActionName = (typeof ACTION_NAMES)[number];
+
+/** Actions only a system-class authority may call; never offered to models. */
+export const SYSTEM_ONLY_ACTIONS = ['build'] as const satisfies readonly ActionName[];
+
+/** An action only a system-class authority may call. */
+export type SystemOnlyActionName = (typeof SYSTEM_ONLY_ACTIONS)[number];
+
+/** An action offered to models. */
+export type ToolActionName = Exclude<ActionName, SystemOnlyActionName>;
+
+/** Whether `name` is open to tool loops (not system-only). */
+export function isToolActionName(name: ActionName): name is ToolActionName {
+  return !(SYSTEM_ONLY_ACTIONS as readonly ActionName[]).includes(name);
+}
+
+/** The actions offered to models in the tool definition, in documented order. */
+export const TOOL_ACTION_NAMES: readonly ToolActionName[] = ACTION_NAMES.filter(isToolActionName);
+
+/** The schema of each action's `args`. */
+export const ACTION_SCHEMAS = {
+  fs_write: fsWriteArgsSchema,
+  fs_read: fsReadArgsSchema,
+  fs_list: fsListArgsSchema,
+  fs_delete: fsDeleteArgsSchema,
+  exec: execArgsSchema,
+  fetch: fetchArgsSchema,
+  promote_artifact: promoteArtifactArgsSchema,
+  build: buildArgsSchema,
+} as const satisfies Record<ActionName, z.ZodType>;
+
+/** The parsed `args` of action `A`, with defaults applied. */
+export type ActionArgs<A extends ActionName> = z.output<(typeof ACTION_SCHEMAS)[A]>;
+
+/** The `args` of action `A` as a caller may write them (defaults optional). */
+export type ActionArgsInput<A extends ActionName> = z.input<(typeof ACTION_SCHEMAS)[A]>;
+
+/** Whether `value` names an action. */
+export function isActionName(value: unknown): value is ActionName {
+  return typeof value === 'string' && (ACTION_NAMES as readonly string[]).includes(value);
+}
+
+const MUTATING_ACTIONS: ReadonlySet<ActionName> = new Set([
+  'fs_write',
+  'fs_delete',
+  'exec',
+  'fetch',
+]);
+
+/**
+ * Whether a tool-loop action may change the workspace's files, so the workbench must
+ * sync the workspace to durable storage after it. `fs_read`, `fs_list` and
+ * `promote_artifact` only read it. `build` is not counted: it is system-only and its
+ * own pipeline decides what it keeps.
+ */
+export function isMutatingAction(name: ActionName): boolean {
+  return MUTATING_ACTIONS.has(name);
+}

@@ -1,0 +1,171 @@
+/**
+ * The dispatch envelope: one `workbenchHost` call as the agent node receives it and as
+ * it crosses the mesh, `{action, args, runId, agentId, taskId, callId?, environment?}`.
+ *
+ * The caller's authority is deliberately not in the envelope: it comes from the
+ * transport (who connected, which tool loop), never from data a model can write.
+ *
+ * @module
+ */
+
+import { z } from 'zod';
+import {
+  ACTION_NAMES,
+  ACTION_SCHEMAS,
+  type ActionArgs,
+  type ActionName,
+  isActionName,
+  PAYLOAD_ARG_FIELDS,
+} from './actions.js';
+import { type FieldProblem, fieldProblems, formatFieldProblems } from './field-problems.js';
+import { type DispatchFailure, errorResult } from './result.js';
+import { checkRunId } from './run-id.js';
+
+/** Longest accepted `agentId`, `taskId` or `callId`, in characters. */
+export const MAX_ID_CHARS = 256;
+
+/** The fields every envelope has, whatever the action. */
+export interface EnvelopeBase {
+  /** The run whose workspace the call works in (see `checkRunId` for the syntax). */
+  readonly runId: string;
+  /** The agent making the call; recorded in audit events. */
+  readonly agentId: string;
+  /** The task within the run; recorded in audit events. */
+  readonly taskId: string;
+  /** The tool loop's id for this call, echoed in logs and audit events when given. */
+  readonly callId?: string;
+  /**
+   * The environment hint, unvalidated: `evaluateEnvironment` checks it, so that a
+   * malformed hint answers `invalid_environment_hint` rather than `invalid_arguments`.
+   * Absent when the caller gave no hint.
+   */
+  readonly environment?: unknown;
+}
+
+/** An envelope for action `A`, with `args` parsed by that action's schema. */
+export type EnvelopeFor<A extends ActionName> = EnvelopeBase & {
+  /** The action to run. */
+  readonly action: A;
+  /** The action's arguments, defaults applied. */
+  readonly args: ActionArgs<A>;
+};
+
+/** A parsed envelope: a union keyed by `action`, so narrowing on it types `args`. */
+export type Envelope = { [A in ActionName]: EnvelopeFor<A> }[ActionName];
+
+/**
+ * The payload of an `invalid_arguments` (or `payload_too_large`) failure from
+ * {@link parseEnvelope}: every wrong field, so a caller can fix them all at once.
+ */
+export interface InvalidArgumentsPayload {
+  /** The wrong fields, envelope fields first, then `args.*`. */
+  readonly problems: readonly FieldProblem[];
+}
+
+/** The outcome of {@link parseEnvelope}. */
+export type EnvelopeParseResult =
+  | { readonly ok: true; readonly envelope: Envelope }
+  | (DispatchFailure & { readonly errorCode: 'invalid_arguments' | 'payload_too_large' });
+
+const boundedId = () => z.string().min(1).max(MAX_ID_CHARS);
+
+/** Everything but `args`, which is parsed by the action's own schema afterwards. */
+const envelopeShellSchema = z.strictObject({
+  action: z.string(),
+  args: z.looseObject({}),
+  runId: z.string().superRefine((value, ctx) => {
+    const problem = checkRunId(value);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  agentId: boundedId(),
+  taskId: boundedId(),
+  callId: boundedId().optional(),
+  environment: z.unknown().optional(),
+});
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isOversizePayloadIssue(issue: z.core.$ZodIssue): boolean {
+  return (
+    issue.code === 'too_big' &&
+    issue.path.length === 1 &&
+    typeof issue.path[0] === 'string' &&
+    PAYLOAD_ARG_FIELDS.has(issue.path[0])
+  );
+}
+
+function failure(
+  code: 'invalid_arguments' | 'payload_too_large',
+  problems: readonly FieldProblem[],
+): EnvelopeParseResult {
+  const payload: InvalidArgumentsPayload = { problems };
+  return {
+    ...errorResult(code, `${code}: ${formatFieldProblems(problems)}`, payload),
+    errorCode: code,
+  };
+}
+
+/**
+ * Parse and validate an envelope.
+ *
+ * Every problem found is reported, each naming its field (`args.path: required
+ * (expected string)`, `action: unknown action "fs_move"; expected one of ...`), with
+ * code `invalid_arguments`. When the only problems are oversize payload fields
+ * (`args.content`, `args.stdin`) the code is `payload_too_large` instead. The
+ * environment hint is passed through unvalidated (see {@link EnvelopeBase.environment}).
+ */
+export function parseEnvelope(input: unknown): EnvelopeParseResult {
+  if (!isPlainObject(input)) {
+    const received = input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input;
+    return failure('invalid_arguments', [
+      { field: 'envelope', problem: `expected object, received ${received}` },
+    ]);
+  }
+
+  const shell = envelopeShellSchema.safeParse(input);
+  const problems: FieldProblem[] = shell.success
+    ? []
+    : fieldProblems(shell.error.issues, [], input);
+
+  const action = input.action;
+  if (typeof action === 'string' && !isActionName(action)) {
+    problems.unshift({
+      field: 'action',
+      problem: `unknown action ${JSON.stringify(action)}; expected one of ${ACTION_NAMES.join(', ')}`,
+    });
+  }
+
+  let args: unknown;
+  let argsOversizeOnly = false;
+  if (isActionName(action) && isPlainObject(input.args)) {
+    const parsedArgs = ACTION_SCHEMAS[action].safeParse(input.args);
+    if (parsedArgs.success) {
+      args = parsedArgs.data;
+    } else {
+      argsOversizeOnly = parsedArgs.error.issues.every(isOversizePayloadIssue);
+      problems.push(...fieldProblems(parsedArgs.error.issues, ['args'], input.args));
+    }
+  }
+
+  if (!shell.success || problems.length > 0) {
+    // Oversize only wins when nothing else is wrong: a malformed call is fixed first.
+    return failure(
+      shell.success && argsOversizeOnly ? 'payload_too_large' : 'invalid_arguments',
+      problems,
+    );
+  }
+
+  const { runId, agentId, taskId, callId, environment } = shell.data;
+  const envelope = {
+    action,
+    args,
+    runId,
+    agentId,
+    taskId,
+    ...(callId === undefined ? {} : { callId }),
+    ...(environment === undefined ? {} : { environment }),
+  } as Envelope;
+  return { ok: true, envelope };
+}

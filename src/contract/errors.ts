@@ -1,0 +1,168 @@
+/**
+ * The one list of error codes that crosses the wire, and the error that carries one.
+ *
+ * A code never changes meaning once shipped: tool loops, tests and the mesh match on
+ * the code, never on message text. Add a code only when no existing one says the same
+ * thing to the caller; the meaning line is the contract.
+ *
+ * @module
+ */
+
+/**
+ * Who has to act on a failure, derived from its code.
+ *
+ * - `caller`: the call is wrong; fixing the call is the only useful response.
+ * - `policy`: the call is well formed but a rule refuses it; retrying will not help.
+ * - `environment`: this deployment or node cannot do it (a fact about the workbench,
+ *   not about the call); another node or an operator change might.
+ * - `dependency`: something the workbench depends on failed; a retry may succeed.
+ * - `internal`: a bug; details are in the node logs, never on the wire.
+ */
+export type ErrorCategory = 'caller' | 'policy' | 'environment' | 'dependency' | 'internal';
+
+/** One entry of {@link ERROR_CODES}: what the code means and who has to act. */
+export interface ErrorCodeInfo {
+  /** One line saying what happened, written for the person or model reading a result. */
+  readonly meaning: string;
+  /** Who has to act; audit events record it beside the code. */
+  readonly category: ErrorCategory;
+}
+
+/**
+ * Every error code, with its meaning and category. The keys are the codes.
+ *
+ * `cancelled` and `timed_out` are deliberately absent: they are command statuses
+ * (the command ran and ended that way), not reasons a call was refused.
+ */
+export const ERROR_CODES = {
+  invalid_arguments: {
+    meaning:
+      'The call does not match the contract: a missing, mistyped or unknown field, named in the message.',
+    category: 'caller',
+  },
+  invalid_path: {
+    meaning:
+      'A path is absolute, escapes the workspace (by "..", or through a symlink), or is otherwise unusable.',
+    category: 'caller',
+  },
+  path_not_found: {
+    meaning: 'The path is inside the workspace but nothing exists there.',
+    category: 'caller',
+  },
+  payload_too_large: {
+    meaning: 'Content, stdin, output or a fetched body is over the size limit.',
+    category: 'caller',
+  },
+  command_not_allowed: {
+    meaning: 'An exec command names a binary that is not on the allowlist; nothing ran.',
+    category: 'policy',
+  },
+  no_sandbox: {
+    meaning:
+      'No sandbox backend is available on this node, so it refuses to run commands rather than run them unisolated.',
+    category: 'environment',
+  },
+  environment_mismatch: {
+    meaning:
+      'The environment hint asks for something a workbench does not provide; the payload lists unmetNeeds. Nothing ran.',
+    category: 'environment',
+  },
+  invalid_environment_hint: {
+    meaning:
+      'The environment hint is malformed (not an object, a bad needs list, an unknown need or os); fix the call.',
+    category: 'caller',
+  },
+  no_workbench_peer: {
+    meaning:
+      'Remote mode is on and no healthy workbench peer is reachable; the call was refused rather than run locally.',
+    category: 'environment',
+  },
+  workspace_owner_unresolved: {
+    meaning:
+      'The runId does not resolve to a readable run, so the workspace has no owner; nothing was written.',
+    category: 'caller',
+  },
+  build_not_permitted: {
+    meaning: 'The build action needs a system-class authority; tool loops cannot call it.',
+    category: 'policy',
+  },
+  fetch_blocked: {
+    meaning: 'The fetch target is refused by policy (for example a private or internal address).',
+    category: 'policy',
+  },
+  fetch_failed: {
+    meaning:
+      'The fetch target could not be retrieved (DNS, connection, timeout or an error status).',
+    category: 'dependency',
+  },
+  not_found: {
+    meaning: 'A named thing other than a workspace path (run, command, artifact) does not exist.',
+    category: 'caller',
+  },
+  unauthenticated: {
+    meaning: 'The caller or peer did not prove who it is (missing or wrong token).',
+    category: 'policy',
+  },
+  forbidden: {
+    meaning:
+      'The caller is known but its authority does not allow this (for example minting a system authority for a user).',
+    category: 'policy',
+  },
+  unavailable: {
+    meaning:
+      'A dependency of the workbench (database, object store) failed or is unreachable; retrying may succeed.',
+    category: 'dependency',
+  },
+  internal: {
+    meaning: 'An unexpected failure inside the workbench; details are in the node logs only.',
+    category: 'internal',
+  },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** A stable error code: one of the keys of {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Every error code, in declaration order (for enumerations in docs, tests and metrics). */
+export const ERROR_CODE_LIST: readonly ErrorCode[] = Object.freeze(
+  Object.keys(ERROR_CODES) as ErrorCode[],
+);
+
+/**
+ * Whether `value` is a known error code. Used where codes arrive as data (the wire,
+ * stored audit rows) and must not be trusted as the {@link ErrorCode} type.
+ */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** The category of a code (see {@link ErrorCategory}). */
+export function errorCategory(code: ErrorCode): ErrorCategory {
+  return ERROR_CODES[code].category;
+}
+
+/**
+ * An error that carries a stable code, thrown where failure is exceptional and
+ * turned into a dispatch result at the edge (see `resultFromError`).
+ *
+ * The message is shown to callers, so it must say what happened and what to do,
+ * and must not contain secrets, command text or file contents.
+ */
+export class WorkbenchError extends Error {
+  /** The stable code callers match on. */
+  readonly code: ErrorCode;
+  /** Structured detail for the caller (for example the environment mismatch body). */
+  readonly payload: unknown;
+
+  /**
+   * @param code - the stable code.
+   * @param message - a human message; by convention it starts with the code.
+   * @param payload - optional structured detail that travels with the result.
+   * @param options - standard error options; `cause` stays in the node, never on the wire.
+   */
+  constructor(code: ErrorCode, message: string, payload?: unknown, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WorkbenchError';
+    this.code = code;
+    this.payload = payload;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The dispatch result: what every `workbenchHost` call answers, locally or over the mesh.
+ *
+ * Failure is ordinary data here (a refused call is a normal answer to a tool loop),
+ * which is why this is a result type rather than a thrown error.
+ *
+ * @module
+ */
+
+import { type ErrorCode, WorkbenchError } from './errors.js';
+
+/** A call that did what it was asked. */
+export interface DispatchSuccess<P = unknown> {
+  /** Discriminant. */
+  readonly ok: true;
+  /** The action's answer (file content, listing, command outcome, ...). */
+  readonly payload: P;
+}
+
+/** A call that was refused or failed; `errorCode` is what callers match on. */
+export interface DispatchFailure {
+  /** Discriminant. */
+  readonly ok: false;
+  /** The stable code (see `ERROR_CODES`). */
+  readonly errorCode: ErrorCode;
+  /** For people and models: what happened and what to do. Never parsed by programs. */
+  readonly message: string;
+  /** Structured detail, when the code defines one (e.g. `environment_mismatch`). */
+  readonly payload?: unknown;
+}
+
+/** The answer to one dispatch. */
+export type DispatchResult<P = unknown> = DispatchSuccess<P> | DispatchFailure;
+
+/** The message used for any failure that is not a {@link WorkbenchError}. */
+export const INTERNAL_ERROR_MESSAGE = 'internal: internal error; see node logs';
+
+/** A successful result carrying `payload`. */
+export function okResult<P>(payload: P): DispatchSuccess<P> {
+  return { ok: true, payload };
+}
+
+/**
+ * A failed result. `payload` is only set as a key when given, so results compare
+ * and serialise the same whether or not they went over the wire.
+ */
+export function errorResult(code: ErrorCode, message: string, payload?: unknown): DispatchFailure {
+  return payload === undefined
+    ? { ok: false, errorCode: code, message }
+    : { ok: false, errorCode: code, message, payload };
+}
+
+/**
+ * Turn anything thrown into a failed result.
+ *
+ * A {@link WorkbenchError} keeps its code, message and payload: those were written
+ * for the caller. Anything else becomes `internal` with a fixed message, because a
+ * foreign message (a SQL error, a file system path, a stack) describes the node's
+ * internals and may carry secrets; the node logs it instead.
+ */
+export function resultFromError(err: unknown): DispatchFailure {
+  if (err instanceof WorkbenchError) {
+    return errorResult(err.code, err.message, err.payload);
+  }
+  return errorResult('internal', INTERNAL_ERROR_MESSAGE);
+}
