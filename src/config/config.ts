@@ -1,0 +1,210 @@
+import type { Cidr } from './cidr.js';
+import type { PeerSeed } from './peer-seeds.js';
+
+// The typed configuration of a node. Every field is set by loadConfig from one
+// or more variables in CONFIG_VARIABLES (named in each field's doc); durations
+// are in milliseconds and sizes in bytes, and the field names say so. Absent
+// optional settings are `null` rather than missing, so a logged config shows
+// that they are off.
+
+/** pino's log levels. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** Every accepted {@link LogLevel}. */
+export const LOG_LEVELS: readonly LogLevel[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
+
+/** Where rows are kept. */
+export type DatabaseConfig =
+  | {
+      /** A Postgres server (`MEMQL_DATABASE_URL` is set). */
+      readonly kind: 'postgres';
+      /** The connection URL, password included: log redactConfig's copy, never this. */
+      readonly url: string;
+    }
+  | {
+      /** Embedded PGlite (`MEMQL_DATABASE_URL` is unset). */
+      readonly kind: 'pglite';
+      /** PGlite's directory, `<MEMQL_DATA_DIR>/pglite`. */
+      readonly dataDir: string;
+    };
+
+/** Where file bytes are kept (`MEMQL_OBJECT_STORE`). */
+export type ObjectStoreConfig =
+  | {
+      /** Files under a local directory, the embedded default. */
+      readonly kind: 'fs';
+      /** `MEMQL_OBJECT_STORE_DIR`, default `<MEMQL_DATA_DIR>/objects`. */
+      readonly baseDir: string;
+    }
+  | {
+      /** An S3 or S3-compatible bucket. */
+      readonly kind: 's3';
+      /** `MEMQL_S3_BUCKET` (required). */
+      readonly bucket: string;
+      /** `MEMQL_S3_PREFIX`: `''` or a prefix ending in `/`. Default `''`. */
+      readonly prefix: string;
+      /** `MEMQL_S3_REGION`, default `us-east-1`. */
+      readonly region: string;
+      /** `MEMQL_S3_ENDPOINT`; `null` means AWS itself. */
+      readonly endpoint: string | null;
+      /** `MEMQL_S3_FORCE_PATH_STYLE`, default `false`. */
+      readonly forcePathStyle: boolean;
+      /** `MEMQL_S3_ACCESS_KEY_ID`; `null` (with the secret) means the SDK's credential chain. */
+      readonly accessKeyId: string | null;
+      /** `MEMQL_S3_SECRET_ACCESS_KEY`; set exactly when `accessKeyId` is. Secret. */
+      readonly secretAccessKey: string | null;
+    };
+
+/** A sandbox backend choice; `auto` leaves the probe (bwrap on Linux if present) to the sandbox part. */
+export type RunnerKind = 'auto' | 'bwrap' | 'docker' | 'process';
+
+/** Which sandbox runs commands (`MEMQL_RUNNER`, `MEMQL_RUNNER_IMAGE`). */
+export interface RunnerConfig {
+  /** `auto` when `MEMQL_RUNNER` is unset. */
+  readonly kind: RunnerKind;
+  /** Image for the `docker` runner; default `memql/workbench-runner:latest`. */
+  readonly image: string;
+  /**
+   * The operator named the runner. Only an explicit `process` may run commands
+   * without isolation; `auto` finding no sandbox means refusing (`no_sandbox`).
+   */
+  readonly explicit: boolean;
+}
+
+/** The durable command queue. */
+export interface QueueConfig {
+  /** `MEMQL_WORKER_CONCURRENCY`: commands run at once on this node. Default 4. */
+  readonly concurrency: number;
+  /** `MEMQL_COMMAND_LEASE_MS`: lease of a running command. Default 30000 ms. */
+  readonly leaseMs: number;
+  /** `MEMQL_QUEUE_POLL_INTERVAL_MS`: idle poll period. Default 1000 ms. */
+  readonly pollIntervalMs: number;
+}
+
+/** Limits of the `exec` action and its sandbox. */
+export interface ExecConfig {
+  /** `MEMQL_EXEC_TIMEOUT_MS`: timeout when the call names none. Default 120000 ms. */
+  readonly defaultTimeoutMs: number;
+  /** `MEMQL_EXEC_MAX_TIMEOUT_MS`: largest timeout a call may ask for. Default 3600000 ms; never below `defaultTimeoutMs`. */
+  readonly maxTimeoutMs: number;
+  /** `MEMQL_EXEC_OUTPUT_LIMIT_BYTES`: kept per stream. Default 1048576 bytes (1 MiB). */
+  readonly outputLimitBytes: number;
+  /** `MEMQL_EXEC_MEMORY_LIMIT_BYTES`: sandbox memory. Default 1073741824 bytes (1 GiB). */
+  readonly memoryLimitBytes: number;
+  /** `MEMQL_EXEC_PIDS_LIMIT`: sandbox processes. Default 256. */
+  readonly pidsLimit: number;
+  /** `MEMQL_EXEC_ALLOWLIST_EXTRA`: command names added to the allowlist, deduplicated. Default none. */
+  readonly allowlistExtra: string[];
+}
+
+/** Limits of the `fetch` action. */
+export interface FetchConfig {
+  /** `MEMQL_FETCH_ALLOW_PRIVATE`: private ranges fetch may reach. Default none. */
+  readonly allowPrivate: Cidr[];
+  /** `MEMQL_FETCH_MAX_BYTES`: largest body. Default 10485760 bytes (10 MiB). */
+  readonly maxBytes: number;
+  /** `MEMQL_FETCH_TIMEOUT_MS`: time limit. Default 30000 ms. */
+  readonly timeoutMs: number;
+}
+
+/** An address to listen on. */
+export interface ListenAddress {
+  /** Host or IP; an IPv6 address without brackets. */
+  readonly host: string;
+  /** TCP port; 0 asks the OS for a free one. */
+  readonly port: number;
+}
+
+/** The servers this node opens. */
+export interface ListenConfig {
+  /** `MEMQL_GRPC_LISTEN`, default `0.0.0.0:50060`. */
+  readonly grpc: ListenAddress;
+  /** `MEMQL_HTTP_LISTEN`, default `127.0.0.1:8080`. */
+  readonly http: ListenAddress;
+  /** `MEMQL_METRICS_LISTEN`; `null`: no metrics server. */
+  readonly metrics: ListenAddress | null;
+}
+
+/** This node's TLS certificate and key, which only come as a pair. */
+export interface TlsIdentity {
+  /** `MEMQL_TLS_CERT_FILE`: PEM certificate path. */
+  readonly certFile: string;
+  /** `MEMQL_TLS_KEY_FILE`: PEM private key path. */
+  readonly keyFile: string;
+}
+
+/** Mesh TLS; present when any `MEMQL_TLS_*` variable is set. */
+export interface MeshTlsConfig {
+  /** This node's certificate and key; `null` for a node that only verifies its peers. */
+  readonly identity: TlsIdentity | null;
+  /** `MEMQL_TLS_CA_FILE`; `null`: the system roots. */
+  readonly caFile: string | null;
+}
+
+/** How nodes authenticate each other. */
+export interface MeshConfig {
+  /** `MEMQL_MESH_TOKEN`; `null`: no token. Secret. */
+  readonly token: string | null;
+  /** `null`: plaintext gRPC. */
+  readonly tls: MeshTlsConfig | null;
+}
+
+/** Something worth a WARNING line at boot that does not stop the node. */
+export interface ConfigWarning {
+  /** The variable concerned. */
+  readonly variable: string;
+  /** What to tell the operator. */
+  readonly message: string;
+}
+
+/** A node's whole configuration, as returned by loadConfig. */
+export interface Config {
+  /** `MEMQL_NODE_ID`. Default: the host name the binary passes in, else `local`. */
+  readonly nodeId: string;
+  /** `MEMQL_LOG_LEVEL`, default `info`. */
+  readonly logLevel: LogLevel;
+  /** `MEMQL_WORKBENCH_ROOT`: absolute, without trailing `/`. Default `/var/lib/memql/workbenches`. */
+  readonly workbenchRoot: string;
+  /** `MEMQL_DATA_DIR`: absolute. Default `/var/lib/memql/data` (the local binary passes `./.data`). */
+  readonly dataDir: string;
+  /** From `MEMQL_DATABASE_URL`. */
+  readonly database: DatabaseConfig;
+  /** From `MEMQL_OBJECT_STORE` and its `MEMQL_OBJECT_STORE_DIR` / `MEMQL_S3_*` settings. */
+  readonly objectStore: ObjectStoreConfig;
+  /** From `MEMQL_RUNNER` and `MEMQL_RUNNER_IMAGE`. */
+  readonly runner: RunnerConfig;
+  /** `MEMQL_WORKBENCH_REMOTE`: send workbench calls to a peer, refusing when none is healthy. Default `false`. */
+  readonly workbenchRemote: boolean;
+  /** `MEMQL_WORKBENCH_LOCAL_FALLBACK`: the only way a remote call may run locally. Default `false`. */
+  readonly workbenchLocalFallback: boolean;
+  /** `MEMQL_WORKER_PEERS`, parsed. Default none. */
+  readonly workerPeers: PeerSeed[];
+  /** `MEMQL_WORKER_PEERS` as set (trimmed), quoted by `no_workbench_peer` messages. Default `''`. */
+  readonly workerPeersRaw: string;
+  /** `MEMQL_HYDRATED_IDLE_TTL_MS`: warm reuse of a hydrated workspace; 0 disables. Default 900000 ms. */
+  readonly hydratedIdleTtlMs: number;
+  /** `MEMQL_CLEANUP_INTERVAL_MS`: sweeper period. Default 300000 ms. */
+  readonly cleanupIntervalMs: number;
+  /** Command queue settings. */
+  readonly queue: QueueConfig;
+  /** `exec` limits. */
+  readonly exec: ExecConfig;
+  /** `fetch` limits. */
+  readonly fetch: FetchConfig;
+  /** Listen addresses. */
+  readonly listen: ListenConfig;
+  /** Peer authentication. */
+  readonly mesh: MeshConfig;
+  /** `MEMQL_*` names in the environment that no setting reads (likely typos), sorted. Log them. */
+  readonly unknownVariables: string[];
+  /** Non-fatal oddities (unknown names with a suggestion, a shadowed alias). Log them. */
+  readonly warnings: ConfigWarning[];
+}

@@ -1,0 +1,37 @@
+// The config part: every MEMQL_* variable parsed and validated once, by
+// loadConfig, into a typed Config. Nothing else in the project reads the environment.
+
+export type { Cidr } from './cidr.js';
+export { parseCidr } from './cidr.js';
+export type {
+  Config,
+  ConfigWarning,
+  DatabaseConfig,
+  ExecConfig,
+  FetchConfig,
+  ListenAddress,
+  ListenConfig,
+  LogLevel,
+  MeshConfig,
+  MeshTlsConfig,
+  ObjectStoreConfig,
+  QueueConfig,
+  RunnerConfig,
+  RunnerKind,
+  TlsIdentity,
+} from './config.js';
+export { LOG_LEVELS } from './config.js';
+export type { ConfigIssue } from './config-error.js';
+export { ConfigError } from './config-error.js';
+export { renderConfigTable } from './config-table.js';
+export type { Env } from './env-reader.js';
+export type { HostPort } from './host-port.js';
+export { formatHostPort, parseHostPort } from './host-port.js';
+export type { LoadConfigOptions } from './load-config.js';
+export { loadConfig } from './load-config.js';
+export type { Parsed } from './parsed.js';
+export type { ParsedPeerSeeds, PeerSeed } from './peer-seeds.js';
+export { parsePeerSeeds } from './peer-seeds.js';
+export { REDACTED, redactConfig, redactUrlPassword } from './redact.js';
+export type { ConfigVariable, ConfigVariableName } from './variables.js';
+export { CONFIG_VARIABLES } from './variables.js';

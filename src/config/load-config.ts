@@ -1,0 +1,322 @@
+import path from 'node:path';
+import { parseCidr } from './cidr.js';
+import type {
+  Config,
+  ConfigWarning,
+  DatabaseConfig,
+  ExecConfig,
+  ListenAddress,
+  MeshConfig,
+  ObjectStoreConfig,
+  RunnerConfig,
+} from './config.js';
+import { LOG_LEVELS } from './config.js';
+import { ConfigError } from './config-error.js';
+import { type Env, EnvReader } from './env-reader.js';
+import { parseHostPort } from './host-port.js';
+import { type Parsed, withShape } from './parsed.js';
+import { type PeerSeed, parsePeerSeeds } from './peer-seeds.js';
+import { findUnknownVariables } from './unknown-variables.js';
+import {
+  integerParser,
+  oneOfParser,
+  parseBoolean,
+  parseBucket,
+  parseCommandName,
+  parseHttpUrl,
+  parseImageRef,
+  parseMeshToken,
+  parseNodeId,
+  parsePostgresUrl,
+  parseS3Prefix,
+  parseWord,
+  pathParser,
+} from './value-parsers.js';
+import type { ConfigVariableName } from './variables.js';
+
+/** Options of {@link loadConfig}. Each replaces something loadConfig may not look up itself, to stay pure. */
+export interface LoadConfigOptions {
+  /**
+   * `process.platform` of the node. Selects path syntax, and `MEMQL_RUNNER=bwrap`
+   * is refused off Linux. Default `'linux'`, the platform nodes are built for.
+   */
+  readonly platform?: string;
+  /** The machine's host name, used as the default `MEMQL_NODE_ID`. Default: none, so `local`. */
+  readonly hostname?: string;
+  /**
+   * Absolute working directory against which relative `MEMQL_DATA_DIR`,
+   * `MEMQL_OBJECT_STORE_DIR` and `MEMQL_TLS_*` paths resolve. Default: none,
+   * and relative paths are refused.
+   */
+  readonly cwd?: string;
+  /**
+   * Defaults that replace the documented ones, by variable name, parsed like
+   * environment values. The local binary uses this for laptop-friendly paths,
+   * e.g. `{ MEMQL_DATA_DIR: '.data', MEMQL_WORKBENCH_ROOT: '/home/me/memql/.data/workbenches' }`.
+   * Default: none.
+   */
+  readonly defaults?: Readonly<Partial<Record<ConfigVariableName, string>>>;
+}
+
+const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
+const nonNegativeMs = integerParser({ min: 0, unit: 'milliseconds' });
+const positiveBytes = integerParser({ min: 1, unit: 'bytes' });
+const positiveCount = integerParser({ min: 1 });
+
+/** Variables that only mean something with `MEMQL_OBJECT_STORE=s3`. */
+const S3_VARIABLES = [
+  'MEMQL_S3_BUCKET',
+  'MEMQL_S3_ENDPOINT',
+  'MEMQL_S3_REGION',
+  'MEMQL_S3_PREFIX',
+  'MEMQL_S3_FORCE_PATH_STYLE',
+  'MEMQL_S3_ACCESS_KEY_ID',
+  'MEMQL_S3_SECRET_ACCESS_KEY',
+] as const satisfies readonly ConfigVariableName[];
+
+/**
+ * Turns an environment into a typed {@link Config}. The only reader of
+ * environment variables in the project; it takes the environment as an
+ * argument and never touches `process.env`, so it is pure and runs once, in a
+ * binary's `main`.
+ *
+ * Every variable in CONFIG_VARIABLES is parsed and checked, together with the
+ * rules that tie variables to each other. Values are trimmed and an empty
+ * value counts as unset.
+ *
+ * @throws ConfigError listing every problem found, each naming its variable.
+ */
+export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
+  const platform = options.platform ?? 'linux';
+  const defaults: Partial<Record<ConfigVariableName, string>> = {};
+  if (options.hostname !== undefined) defaults.MEMQL_NODE_ID = options.hostname;
+  for (const [name, value] of Object.entries(options.defaults ?? {})) {
+    if (value !== undefined) defaults[name as ConfigVariableName] = value;
+  }
+  const r = new EnvReader(env, defaults);
+  const paths = { platform, cwd: options.cwd };
+  const anyPath = pathParser(paths, false);
+  const pathApi = platform === 'win32' ? path.win32 : path.posix;
+  const warnings: ConfigWarning[] = [];
+
+  const nodeId = r.required('MEMQL_NODE_ID', parseNodeId);
+  const logLevel = r.required('MEMQL_LOG_LEVEL', oneOfParser(LOG_LEVELS));
+  const workbenchRoot = r.required('MEMQL_WORKBENCH_ROOT', pathParser(paths, true));
+  const dataDir = r.required('MEMQL_DATA_DIR', anyPath);
+  const databaseUrl = r.optional('MEMQL_DATABASE_URL', parsePostgresUrl);
+  const database: DatabaseConfig =
+    databaseUrl === null && !r.failed('MEMQL_DATABASE_URL')
+      ? { kind: 'pglite', dataDir: pathApi.join(dataDir, 'pglite') }
+      : { kind: 'postgres', url: databaseUrl ?? '' };
+  const objectStore = readObjectStore(r, pathApi.join(dataDir, 'objects'), anyPath);
+  const runner = readRunner(r, env, platform, warnings);
+
+  const workbenchRemote = r.required('MEMQL_WORKBENCH_REMOTE', parseBoolean);
+  const workbenchLocalFallback = r.required('MEMQL_WORKBENCH_LOCAL_FALLBACK', parseBoolean);
+  const peers = readPeers(r, workbenchRemote);
+
+  const config: Config = {
+    nodeId,
+    logLevel,
+    workbenchRoot,
+    dataDir,
+    database,
+    objectStore,
+    runner,
+    workbenchRemote,
+    workbenchLocalFallback,
+    workerPeers: peers.seeds,
+    workerPeersRaw: peers.raw,
+    hydratedIdleTtlMs: r.required('MEMQL_HYDRATED_IDLE_TTL_MS', nonNegativeMs),
+    cleanupIntervalMs: r.required('MEMQL_CLEANUP_INTERVAL_MS', positiveMs),
+    queue: {
+      concurrency: r.required('MEMQL_WORKER_CONCURRENCY', positiveCount),
+      leaseMs: r.required('MEMQL_COMMAND_LEASE_MS', positiveMs),
+      pollIntervalMs: r.required('MEMQL_QUEUE_POLL_INTERVAL_MS', positiveMs),
+    },
+    exec: readExec(r),
+    fetch: {
+      allowPrivate: r.list('MEMQL_FETCH_ALLOW_PRIVATE', (entry) =>
+        withShape(parseCidr(entry), 'a CIDR range such as 127.0.0.0/8 or fd00::/8'),
+      ),
+      maxBytes: r.required('MEMQL_FETCH_MAX_BYTES', positiveBytes),
+      timeoutMs: r.required('MEMQL_FETCH_TIMEOUT_MS', positiveMs),
+    },
+    listen: {
+      grpc: r.required('MEMQL_GRPC_LISTEN', parseListenAddress),
+      http: r.required('MEMQL_HTTP_LISTEN', parseListenAddress),
+      metrics: r.optional('MEMQL_METRICS_LISTEN', parseListenAddress),
+    },
+    mesh: readMesh(r, anyPath),
+    unknownVariables: [],
+    warnings,
+  };
+
+  const unknown = findUnknownVariables(env);
+  warnings.push(...unknown.warnings);
+  if (r.issues.length > 0) throw new ConfigError(r.issues);
+  return { ...config, unknownVariables: unknown.names };
+}
+
+function parseListenAddress(text: string): Parsed<ListenAddress> {
+  return withShape(parseHostPort(text, { allowPortZero: true }), 'host:port, e.g. 127.0.0.1:8080');
+}
+
+function readObjectStore(
+  r: EnvReader,
+  defaultBaseDir: string,
+  anyPath: (text: string) => Parsed<string>,
+): ObjectStoreConfig {
+  const kind = r.required('MEMQL_OBJECT_STORE', oneOfParser(['fs', 's3'] as const));
+  const kindKnown = !r.failed('MEMQL_OBJECT_STORE');
+  // A setting for the store that is not in use is refused rather than ignored:
+  // a bucket named without MEMQL_OBJECT_STORE=s3 would otherwise leave every
+  // file on local disk while the operator believes it is in S3.
+  const refuseIfSet = (names: readonly ConfigVariableName[], why: string) => {
+    for (const name of names) {
+      const set = kindKnown ? r.fromEnv(name) : undefined;
+      if (set !== undefined) {
+        r.report(name, { variable: set.variable, value: r.shown(name, set.text), expected: why });
+      }
+    }
+  };
+  if (kind === 'fs') {
+    refuseIfSet(
+      S3_VARIABLES,
+      'it unset while MEMQL_OBJECT_STORE is fs; set MEMQL_OBJECT_STORE=s3 to use S3',
+    );
+    return { kind, baseDir: r.optional('MEMQL_OBJECT_STORE_DIR', anyPath) ?? defaultBaseDir };
+  }
+  refuseIfSet(['MEMQL_OBJECT_STORE_DIR'], 'it unset while MEMQL_OBJECT_STORE is s3 (it is for fs)');
+  const bucket = r.optional('MEMQL_S3_BUCKET', parseBucket);
+  if (bucket === null && !r.failed('MEMQL_S3_BUCKET')) {
+    r.report('MEMQL_S3_BUCKET', {
+      variable: 'MEMQL_S3_BUCKET',
+      value: undefined,
+      expected: 'a bucket name, because MEMQL_OBJECT_STORE is s3',
+    });
+  }
+  const accessKeyId = r.optional('MEMQL_S3_ACCESS_KEY_ID', parseWord);
+  const secretAccessKey = r.optional('MEMQL_S3_SECRET_ACCESS_KEY', parseWord);
+  requirePair(
+    r,
+    ['MEMQL_S3_ACCESS_KEY_ID', accessKeyId],
+    ['MEMQL_S3_SECRET_ACCESS_KEY', secretAccessKey],
+  );
+  return {
+    kind,
+    bucket: bucket ?? '',
+    prefix: r.optional('MEMQL_S3_PREFIX', parseS3Prefix) ?? '',
+    region: r.required('MEMQL_S3_REGION', parseWord),
+    endpoint: r.optional('MEMQL_S3_ENDPOINT', parseHttpUrl),
+    forcePathStyle: r.required('MEMQL_S3_FORCE_PATH_STYLE', parseBoolean),
+    accessKeyId,
+    secretAccessKey,
+  };
+}
+
+/** Two settings that only make sense together: report the missing half. */
+function requirePair(
+  r: EnvReader,
+  [firstName, first]: [ConfigVariableName, string | null],
+  [secondName, second]: [ConfigVariableName, string | null],
+): void {
+  if (r.failed(firstName) || r.failed(secondName) || (first === null) === (second === null)) return;
+  const [missing, present] = first === null ? [firstName, secondName] : [secondName, firstName];
+  r.report(missing, {
+    variable: missing,
+    value: undefined,
+    expected: `it set together with ${present}, which is set`,
+  });
+}
+
+function readRunner(
+  r: EnvReader,
+  env: Env,
+  platform: string,
+  warnings: ConfigWarning[],
+): RunnerConfig {
+  // `auto` is accepted so a manifest can spell out the default; it is not an
+  // explicit choice of backend.
+  const named = r.optional(
+    'MEMQL_RUNNER',
+    oneOfParser(['auto', 'bwrap', 'docker', 'process'] as const),
+  );
+  if (named === 'bwrap' && platform !== 'linux') {
+    r.report('MEMQL_RUNNER', {
+      variable: 'MEMQL_RUNNER',
+      value: 'bwrap',
+      expected: `docker or process on ${platform}: bwrap needs Linux`,
+    });
+  }
+  const image = r.required('MEMQL_RUNNER_IMAGE', parseImageRef);
+  const current = env.MEMQL_RUNNER_IMAGE?.trim();
+  const legacy = env.EXECUTION_WORKSPACE_RUNNER_IMAGE?.trim();
+  if (current && legacy && current !== legacy) {
+    warnings.push({
+      variable: 'EXECUTION_WORKSPACE_RUNNER_IMAGE',
+      message: `EXECUTION_WORKSPACE_RUNNER_IMAGE=${JSON.stringify(legacy)} is ignored: MEMQL_RUNNER_IMAGE=${JSON.stringify(current)} takes precedence`,
+    });
+  }
+  return { kind: named ?? 'auto', image, explicit: named !== null && named !== 'auto' };
+}
+
+function readPeers(r: EnvReader, remote: boolean): { seeds: PeerSeed[]; raw: string } {
+  const found = r.lookup('MEMQL_WORKER_PEERS');
+  const raw = found?.text ?? '';
+  let seeds: PeerSeed[] = [];
+  try {
+    seeds = parsePeerSeeds(raw, found?.variable).seeds;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    r.reportIssues('MEMQL_WORKER_PEERS', error.issues);
+  }
+  // Remote mode with no workbench seed refuses every workbench call; say so at
+  // boot rather than on the first call.
+  if (remote && !r.failed('MEMQL_WORKBENCH_REMOTE') && !r.failed('MEMQL_WORKER_PEERS')) {
+    if (!seeds.some((seed) => seed.type === 'workbench')) {
+      r.report('MEMQL_WORKER_PEERS', {
+        variable: 'MEMQL_WORKER_PEERS',
+        value: raw === '' ? undefined : raw,
+        expected:
+          'a workbench seed (e.g. workbench=workbench:50060) because MEMQL_WORKBENCH_REMOTE is on',
+      });
+    }
+  }
+  return { seeds, raw };
+}
+
+function readExec(r: EnvReader): ExecConfig {
+  const defaultTimeoutMs = r.required('MEMQL_EXEC_TIMEOUT_MS', positiveMs);
+  const maxTimeoutMs = r.required('MEMQL_EXEC_MAX_TIMEOUT_MS', positiveMs);
+  if (
+    defaultTimeoutMs > maxTimeoutMs &&
+    !r.failed('MEMQL_EXEC_TIMEOUT_MS') &&
+    !r.failed('MEMQL_EXEC_MAX_TIMEOUT_MS')
+  ) {
+    r.report('MEMQL_EXEC_TIMEOUT_MS', {
+      variable: 'MEMQL_EXEC_TIMEOUT_MS',
+      value: String(defaultTimeoutMs),
+      expected: `at most MEMQL_EXEC_MAX_TIMEOUT_MS (${maxTimeoutMs})`,
+    });
+  }
+  return {
+    defaultTimeoutMs,
+    maxTimeoutMs,
+    outputLimitBytes: r.required('MEMQL_EXEC_OUTPUT_LIMIT_BYTES', positiveBytes),
+    memoryLimitBytes: r.required('MEMQL_EXEC_MEMORY_LIMIT_BYTES', positiveBytes),
+    pidsLimit: r.required('MEMQL_EXEC_PIDS_LIMIT', positiveCount),
+    allowlistExtra: [...new Set(r.list('MEMQL_EXEC_ALLOWLIST_EXTRA', parseCommandName))],
+  };
+}
+
+function readMesh(r: EnvReader, anyPath: (text: string) => Parsed<string>): MeshConfig {
+  const token = r.optional('MEMQL_MESH_TOKEN', parseMeshToken);
+  const certFile = r.optional('MEMQL_TLS_CERT_FILE', anyPath);
+  const keyFile = r.optional('MEMQL_TLS_KEY_FILE', anyPath);
+  const caFile = r.optional('MEMQL_TLS_CA_FILE', anyPath);
+  requirePair(r, ['MEMQL_TLS_CERT_FILE', certFile], ['MEMQL_TLS_KEY_FILE', keyFile]);
+  const identity = certFile !== null && keyFile !== null ? { certFile, keyFile } : null;
+  const tls = identity === null && caFile === null ? null : { identity, caFile };
+  return { token, tls };
+}

@@ -1,0 +1,327 @@
+/**
+ * One environment variable the configuration reads. {@link CONFIG_VARIABLES}
+ * is the single source of names, defaults and documentation: the loader takes
+ * defaults from it and the README table is rendered from it.
+ */
+export interface ConfigVariable {
+  /** The variable's name, e.g. `MEMQL_WORKER_CONCURRENCY`. */
+  readonly name: string;
+  /**
+   * The default, as text, parsed exactly like a value from the environment.
+   * `undefined` when the variable has no fixed default (it is optional, or its
+   * default is derived; then {@link defaultText} explains).
+   */
+  readonly default: string | undefined;
+  /** How the default reads in documentation when it is not a fixed string. */
+  readonly defaultText?: string;
+  /** The accepted form and unit, e.g. `positive integer (ms)`. */
+  readonly type: string;
+  /** What the setting does, for operators. */
+  readonly description: string;
+  /** The value is a credential: never shown in errors, and redacted when config is logged. */
+  readonly secret?: boolean;
+  /** Older names also accepted; this name wins when both are set. */
+  readonly aliases?: readonly string[];
+}
+
+/**
+ * Every variable the configuration reads, in the order the table lists them.
+ * Empty values count as unset everywhere, so `FOO=` in a manifest means "default".
+ */
+export const CONFIG_VARIABLES = [
+  {
+    name: 'MEMQL_NODE_ID',
+    default: 'local',
+    defaultText: 'the host name the binary passes in, else `local`',
+    type: 'node id (letters, digits, `.`, `_`, `-`; at most 128)',
+    description:
+      "This node's id in the mesh. Stamped on the workspace rows it owns, so it must be stable across restarts of the same replica (a StatefulSet pod name is).",
+  },
+  {
+    name: 'MEMQL_LOG_LEVEL',
+    default: 'info',
+    type: 'fatal, error, warn, info, debug, trace or silent',
+    description: 'Minimum level of structured (pino) log lines.',
+  },
+  {
+    name: 'MEMQL_WORKBENCH_ROOT',
+    default: '/var/lib/memql/workbenches',
+    type: 'absolute path',
+    description: 'Directory holding one workspace directory per run, `<root>/<runId>/`.',
+  },
+  {
+    name: 'MEMQL_DATA_DIR',
+    default: '/var/lib/memql/data',
+    type: 'path (relative resolves against the working directory the binary passes)',
+    description:
+      'Home of the embedded defaults: the PGlite database (`<dir>/pglite`) and filesystem objects (`<dir>/objects`). The local binary defaults it to `./.data`.',
+  },
+  {
+    name: 'MEMQL_DATABASE_URL',
+    default: undefined,
+    defaultText: 'unset: embedded PGlite in `<MEMQL_DATA_DIR>/pglite`',
+    type: '`postgres://` or `postgresql://` URL',
+    description:
+      'Postgres server for all rows. Its password is redacted whenever config is logged or quoted in an error.',
+  },
+  {
+    name: 'MEMQL_OBJECT_STORE',
+    default: 'fs',
+    type: '`fs` or `s3`',
+    description: 'Where file bytes are kept durably.',
+  },
+  {
+    name: 'MEMQL_OBJECT_STORE_DIR',
+    default: undefined,
+    defaultText: '`<MEMQL_DATA_DIR>/objects`',
+    type: 'path',
+    description: 'Base directory of the `fs` object store. Setting it with `s3` is an error.',
+  },
+  {
+    name: 'MEMQL_S3_BUCKET',
+    default: undefined,
+    defaultText: 'unset (required with `s3`)',
+    type: 'bucket name, 3 to 63 characters',
+    description: 'Bucket of the `s3` object store. Any `MEMQL_S3_*` set with `fs` is an error.',
+  },
+  {
+    name: 'MEMQL_S3_ENDPOINT',
+    default: undefined,
+    defaultText: 'unset: AWS',
+    type: '`http://` or `https://` URL',
+    description: 'Endpoint of an S3-compatible server such as MinIO.',
+  },
+  {
+    name: 'MEMQL_S3_REGION',
+    default: 'us-east-1',
+    type: 'region name',
+    description: 'Region used to sign S3 requests.',
+  },
+  {
+    name: 'MEMQL_S3_PREFIX',
+    default: '',
+    defaultText: 'empty',
+    type: 'key prefix; a trailing `/` is added',
+    description: 'Prefix of every object key, to share a bucket.',
+  },
+  {
+    name: 'MEMQL_S3_FORCE_PATH_STYLE',
+    default: 'false',
+    type: 'boolean',
+    description:
+      'Address the bucket in the path rather than the host name (most S3-compatible servers need it).',
+  },
+  {
+    name: 'MEMQL_S3_ACCESS_KEY_ID',
+    default: undefined,
+    defaultText: 'unset: the SDK credential chain',
+    type: 'string',
+    description: 'S3 access key id; set together with `MEMQL_S3_SECRET_ACCESS_KEY` or not at all.',
+  },
+  {
+    name: 'MEMQL_S3_SECRET_ACCESS_KEY',
+    default: undefined,
+    defaultText: 'unset: the SDK credential chain',
+    type: 'string',
+    description: 'S3 secret access key; set together with `MEMQL_S3_ACCESS_KEY_ID` or not at all.',
+    secret: true,
+  },
+  {
+    name: 'MEMQL_RUNNER',
+    default: undefined,
+    defaultText: 'unset: auto (bwrap on Linux when available, else commands are refused)',
+    type: '`bwrap`, `docker`, `process` or `auto`',
+    description:
+      'Sandbox backend for `exec`. `process` gives no isolation and is only used when named here; `bwrap` requires Linux.',
+  },
+  {
+    name: 'MEMQL_RUNNER_IMAGE',
+    default: 'memql/workbench-runner:latest',
+    type: 'container image reference',
+    description: 'Image the `docker` runner starts commands in.',
+    aliases: ['EXECUTION_WORKSPACE_RUNNER_IMAGE'],
+  },
+  {
+    name: 'MEMQL_WORKBENCH_REMOTE',
+    default: 'false',
+    type: 'boolean',
+    description:
+      'Agent nodes send workbench calls to a workbench peer; with no healthy peer a call is refused (`no_workbench_peer`), never run locally. Requires a `workbench=` seed in `MEMQL_WORKER_PEERS`.',
+  },
+  {
+    name: 'MEMQL_WORKBENCH_LOCAL_FALLBACK',
+    default: 'false',
+    type: 'boolean',
+    description:
+      'With `MEMQL_WORKBENCH_REMOTE`, run a call in-process when no workbench peer is healthy. For development.',
+  },
+  {
+    name: 'MEMQL_WORKER_PEERS',
+    default: '',
+    defaultText: 'empty',
+    type: 'comma-separated `type=host:port`; IPv6 in brackets',
+    description:
+      'Seeds the agent node dials, e.g. `workbench=workbench:50060`. Each host resolves to all its addresses. A malformed entry fails startup; no seed is ever dropped.',
+  },
+  {
+    name: 'MEMQL_WORKER_CONCURRENCY',
+    default: '4',
+    type: 'positive integer (commands)',
+    description: 'Commands this node runs at once; the rest wait in the queue.',
+  },
+  {
+    name: 'MEMQL_COMMAND_LEASE_MS',
+    default: '30000',
+    type: 'positive integer (ms)',
+    description:
+      'Lease of a running command; its worker heartbeats well within it, and an expired lease is recovered.',
+  },
+  {
+    name: 'MEMQL_QUEUE_POLL_INTERVAL_MS',
+    default: '1000',
+    type: 'positive integer (ms)',
+    description: 'How often an idle worker polls the queue; the backstop to in-process wake-ups.',
+  },
+  {
+    name: 'MEMQL_HYDRATED_IDLE_TTL_MS',
+    default: '900000',
+    type: 'non-negative integer (ms)',
+    description:
+      'How long a hydrated workspace stays warm for reuse after its last command; `0` disables reuse.',
+  },
+  {
+    name: 'MEMQL_CLEANUP_INTERVAL_MS',
+    default: '300000',
+    type: 'positive integer (ms)',
+    description:
+      'Period of the sweeper that removes workspaces of deleted or expired runs and unclaimed directories.',
+  },
+  {
+    name: 'MEMQL_EXEC_TIMEOUT_MS',
+    default: '120000',
+    type: 'positive integer (ms)',
+    description: 'Timeout of an `exec` that names none. At most `MEMQL_EXEC_MAX_TIMEOUT_MS`.',
+  },
+  {
+    name: 'MEMQL_EXEC_MAX_TIMEOUT_MS',
+    default: '3600000',
+    type: 'positive integer (ms)',
+    description: 'Largest timeout an `exec` may ask for.',
+  },
+  {
+    name: 'MEMQL_EXEC_OUTPUT_LIMIT_BYTES',
+    default: '1048576',
+    type: 'positive integer (bytes, per stream)',
+    description: 'Output kept from each of stdout and stderr of one command; the rest is cut.',
+  },
+  {
+    name: 'MEMQL_EXEC_MEMORY_LIMIT_BYTES',
+    default: '1073741824',
+    type: 'positive integer (bytes)',
+    description: "Memory limit of one command's sandbox.",
+  },
+  {
+    name: 'MEMQL_EXEC_PIDS_LIMIT',
+    default: '256',
+    type: 'positive integer (processes)',
+    description: "Process limit of one command's sandbox.",
+  },
+  {
+    name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
+    default: '',
+    defaultText: 'empty',
+    type: 'comma-separated command names',
+    description: 'Commands allowed in `exec` beyond the built-in allowlist.',
+  },
+  {
+    name: 'MEMQL_FETCH_ALLOW_PRIVATE',
+    default: '',
+    defaultText: 'empty: no private ranges',
+    type: 'comma-separated CIDRs (IPv4 or IPv6)',
+    description:
+      'Private address ranges `fetch` may reach, e.g. `127.0.0.0/8`; all others stay blocked.',
+  },
+  {
+    name: 'MEMQL_FETCH_MAX_BYTES',
+    default: '10485760',
+    type: 'positive integer (bytes)',
+    description: 'Largest response body `fetch` accepts.',
+  },
+  {
+    name: 'MEMQL_FETCH_TIMEOUT_MS',
+    default: '30000',
+    type: 'positive integer (ms)',
+    description: 'Time limit of one `fetch`.',
+  },
+  {
+    name: 'MEMQL_GRPC_LISTEN',
+    default: '0.0.0.0:50060',
+    type: '`host:port`; IPv6 in brackets; port 0 picks a free port',
+    description: 'Address of the `NodeService` and `grpc.health.v1` server.',
+  },
+  {
+    name: 'MEMQL_HTTP_LISTEN',
+    default: '127.0.0.1:8080',
+    type: '`host:port`; IPv6 in brackets; port 0 picks a free port',
+    description: 'Address of the HTTP API and operator console.',
+  },
+  {
+    name: 'MEMQL_METRICS_LISTEN',
+    default: undefined,
+    defaultText: 'unset: no metrics server',
+    type: '`host:port`; IPv6 in brackets; port 0 picks a free port',
+    description: 'Address of the Prometheus metrics endpoint.',
+  },
+  {
+    name: 'MEMQL_MESH_TOKEN',
+    default: undefined,
+    defaultText: 'unset: peers are not authenticated by token',
+    type: 'at least 16 characters, no whitespace',
+    description: 'Shared secret nodes present to each other.',
+    secret: true,
+  },
+  {
+    name: 'MEMQL_TLS_CERT_FILE',
+    default: undefined,
+    defaultText: 'unset: no TLS identity',
+    type: 'path',
+    description:
+      'PEM certificate of this node for mesh TLS; set together with `MEMQL_TLS_KEY_FILE`.',
+  },
+  {
+    name: 'MEMQL_TLS_KEY_FILE',
+    default: undefined,
+    defaultText: 'unset: no TLS identity',
+    type: 'path',
+    description: 'PEM private key matching `MEMQL_TLS_CERT_FILE`.',
+  },
+  {
+    name: 'MEMQL_TLS_CA_FILE',
+    default: undefined,
+    defaultText: 'unset: system roots',
+    type: 'path',
+    description: "PEM CA bundle that peers' certificates must chain to.",
+  },
+] as const satisfies readonly ConfigVariable[];
+
+/** The name of a variable in {@link CONFIG_VARIABLES}. */
+export type ConfigVariableName = (typeof CONFIG_VARIABLES)[number]['name'];
+
+const BY_NAME: ReadonlyMap<string, ConfigVariable> = new Map(
+  CONFIG_VARIABLES.map((variable) => [variable.name, variable]),
+);
+
+const KNOWN_ALIASES: ReadonlySet<string> = new Set(
+  CONFIG_VARIABLES.flatMap((variable: ConfigVariable) => variable.aliases ?? []),
+);
+
+/** The entry for `name`. */
+export function configVariable(name: ConfigVariableName): ConfigVariable {
+  // Every ConfigVariableName is in the map by construction.
+  return BY_NAME.get(name)!;
+}
+
+/** True when `name` is a variable the configuration reads, or an alias of one. */
+export function isKnownVariable(name: string): boolean {
+  return BY_NAME.has(name) || KNOWN_ALIASES.has(name);
+}

@@ -1,0 +1,441 @@
+// Every variable's valid and invalid forms, one table. The completeness check at
+// the end fails when a variable is added to CONFIG_VARIABLES without cases here.
+import t from 'tap';
+import { CONFIG_VARIABLES, type Config, type Env, loadConfig } from '../../src/config/index.js';
+import { configErrorOf } from './fixtures/config-test-helpers.js';
+
+interface VariableCases {
+  /** The variable under test. */
+  readonly name: string;
+  /** Other variables the cases need (e.g. `MEMQL_OBJECT_STORE=s3` for `MEMQL_S3_*`). */
+  readonly base?: Env;
+  /** The part of Config that the variable sets. */
+  readonly pick: (config: Config) => unknown;
+  /** Value as set, and what `pick` must return. */
+  readonly valid: ReadonlyArray<readonly [string, unknown]>;
+  /** Values refused with one issue naming the variable. */
+  readonly invalid: readonly string[];
+}
+
+const S3: Env = { MEMQL_OBJECT_STORE: 's3', MEMQL_S3_BUCKET: 'memql-files' };
+const s3 = (config: Config) => (config.objectStore.kind === 's3' ? config.objectStore : null);
+const relativeAndNul = ['relative/dir', './x', 'a\0b'];
+const notPositive = ['abc', '0', '-1', '1.5', '1e3', '0x10', '9007199254740993'];
+
+const TABLE: readonly VariableCases[] = [
+  {
+    name: 'MEMQL_NODE_ID',
+    pick: (c) => c.nodeId,
+    valid: [
+      ['workbench-0', 'workbench-0'],
+      ['  wb_1.prod  ', 'wb_1.prod'],
+      ['x'.repeat(128), 'x'.repeat(128)],
+    ],
+    invalid: ['-lead', 'has space', 'a/b', 'x'.repeat(129), 'ünïcode'],
+  },
+  {
+    name: 'MEMQL_LOG_LEVEL',
+    pick: (c) => c.logLevel,
+    valid: [
+      ['debug', 'debug'],
+      ['WARN', 'warn'],
+      ['silent', 'silent'],
+    ],
+    invalid: ['verbose', 'information', '30'],
+  },
+  {
+    name: 'MEMQL_WORKBENCH_ROOT',
+    pick: (c) => c.workbenchRoot,
+    valid: [
+      ['/srv/wb/', '/srv/wb'],
+      ['/a//b/../c', '/a/c'],
+      ['/', '/'],
+    ],
+    invalid: relativeAndNul,
+  },
+  {
+    name: 'MEMQL_DATA_DIR',
+    pick: (c) => [c.dataDir, c.database, c.objectStore],
+    valid: [
+      [
+        '/data/',
+        [
+          '/data',
+          { kind: 'pglite', dataDir: '/data/pglite' },
+          { kind: 'fs', baseDir: '/data/objects' },
+        ],
+      ],
+    ],
+    invalid: relativeAndNul,
+  },
+  {
+    name: 'MEMQL_DATABASE_URL',
+    pick: (c) => c.database,
+    valid: [
+      ['postgres://u:p@db:5432/memql', { kind: 'postgres', url: 'postgres://u:p@db:5432/memql' }],
+      [
+        'postgresql://db/memql?sslmode=require',
+        { kind: 'postgres', url: 'postgresql://db/memql?sslmode=require' },
+      ],
+      [
+        'postgres:///memql?host=/run/pg',
+        { kind: 'postgres', url: 'postgres:///memql?host=/run/pg' },
+      ],
+    ],
+    invalid: ['mysql://db/x', 'not a url', 'http://db/memql', 'db:5432'],
+  },
+  {
+    name: 'MEMQL_OBJECT_STORE',
+    pick: (c) => c.objectStore.kind,
+    valid: [
+      ['fs', 'fs'],
+      ['FS', 'fs'],
+    ],
+    invalid: ['gcs', 'file', 's3 '.repeat(2)],
+  },
+  {
+    name: 'MEMQL_OBJECT_STORE_DIR',
+    pick: (c) => c.objectStore,
+    valid: [['/objs/', { kind: 'fs', baseDir: '/objs' }]],
+    invalid: relativeAndNul,
+  },
+  {
+    name: 'MEMQL_S3_BUCKET',
+    base: { MEMQL_OBJECT_STORE: 's3' },
+    pick: (c) => s3(c)?.bucket,
+    valid: [
+      ['memql-files', 'memql-files'],
+      ['abc', 'abc'],
+      ['a.b_c-d', 'a.b_c-d'],
+    ],
+    invalid: ['ab', 'has space', '-lead', 'trail-', 'a/b', 'x'.repeat(64)],
+  },
+  {
+    name: 'MEMQL_S3_ENDPOINT',
+    base: S3,
+    pick: (c) => s3(c)?.endpoint,
+    valid: [
+      ['http://minio:9000', 'http://minio:9000'],
+      ['https://s3.eu-west-1.amazonaws.com', 'https://s3.eu-west-1.amazonaws.com'],
+    ],
+    invalid: ['minio:9000', 'ftp://files', 'http://', 'nonsense'],
+  },
+  {
+    name: 'MEMQL_S3_REGION',
+    base: S3,
+    pick: (c) => s3(c)?.region,
+    valid: [['eu-west-1', 'eu-west-1']],
+    invalid: ['eu west 1'],
+  },
+  {
+    name: 'MEMQL_S3_PREFIX',
+    base: S3,
+    pick: (c) => s3(c)?.prefix,
+    valid: [
+      ['memql', 'memql/'],
+      ['memql/', 'memql/'],
+      ['a/b', 'a/b/'],
+    ],
+    invalid: ['/memql', 'a b'],
+  },
+  {
+    name: 'MEMQL_S3_FORCE_PATH_STYLE',
+    base: S3,
+    pick: (c) => s3(c)?.forcePathStyle,
+    valid: [
+      ['1', true],
+      ['TRUE', true],
+      ['yes', true],
+      ['on', true],
+      ['0', false],
+      ['False', false],
+      ['NO', false],
+      ['off', false],
+    ],
+    invalid: ['maybe', '2', 'y', 'enabled'],
+  },
+  {
+    name: 'MEMQL_S3_ACCESS_KEY_ID',
+    base: { ...S3, MEMQL_S3_SECRET_ACCESS_KEY: 'secret' },
+    pick: (c) => s3(c)?.accessKeyId,
+    valid: [['AKIAEXAMPLE', 'AKIAEXAMPLE']],
+    invalid: ['AKIA EXAMPLE'],
+  },
+  {
+    name: 'MEMQL_S3_SECRET_ACCESS_KEY',
+    base: { ...S3, MEMQL_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE' },
+    pick: (c) => s3(c)?.secretAccessKey,
+    valid: [['wJalr/XUtnFEMI+K7MDENG', 'wJalr/XUtnFEMI+K7MDENG']],
+    invalid: ['secret with spaces'],
+  },
+  {
+    name: 'MEMQL_RUNNER',
+    pick: (c) => c.runner,
+    valid: [
+      ['bwrap', { kind: 'bwrap', image: 'memql/workbench-runner:latest', explicit: true }],
+      ['Docker', { kind: 'docker', image: 'memql/workbench-runner:latest', explicit: true }],
+      ['process', { kind: 'process', image: 'memql/workbench-runner:latest', explicit: true }],
+      ['auto', { kind: 'auto', image: 'memql/workbench-runner:latest', explicit: false }],
+    ],
+    invalid: ['podman', 'none', 'sandbox'],
+  },
+  {
+    name: 'MEMQL_RUNNER_IMAGE',
+    pick: (c) => c.runner.image,
+    valid: [
+      ['ghcr.io/memql/runner:1.2', 'ghcr.io/memql/runner:1.2'],
+      ['reg.local:5000/runner@sha256:abc123', 'reg.local:5000/runner@sha256:abc123'],
+    ],
+    invalid: ['has space:latest', '-bad', ':tag'],
+  },
+  {
+    name: 'MEMQL_WORKBENCH_REMOTE',
+    base: { MEMQL_WORKER_PEERS: 'workbench=workbench:50060' },
+    pick: (c) => c.workbenchRemote,
+    valid: [
+      ['1', true],
+      ['yes', true],
+      ['0', false],
+      ['off', false],
+    ],
+    invalid: ['enabled', 'remote', '10'],
+  },
+  {
+    name: 'MEMQL_WORKBENCH_LOCAL_FALLBACK',
+    pick: (c) => c.workbenchLocalFallback,
+    valid: [
+      ['On', true],
+      ['no', false],
+    ],
+    invalid: ['y', 'local'],
+  },
+  {
+    name: 'MEMQL_WORKER_PEERS',
+    pick: (c) => [c.workerPeers, c.workerPeersRaw],
+    valid: [
+      [
+        ' workbench=workbench:50060 ',
+        [
+          [{ type: 'workbench', host: 'workbench', port: 50060, raw: 'workbench=workbench:50060' }],
+          'workbench=workbench:50060',
+        ],
+      ],
+    ],
+    invalid: ['workbench=workbench', 'workbench:50060'],
+  },
+  {
+    name: 'MEMQL_WORKER_CONCURRENCY',
+    pick: (c) => c.queue.concurrency,
+    valid: [
+      ['8', 8],
+      [' 1 ', 1],
+    ],
+    invalid: notPositive,
+  },
+  {
+    name: 'MEMQL_COMMAND_LEASE_MS',
+    pick: (c) => c.queue.leaseMs,
+    valid: [['60000', 60000]],
+    invalid: ['0', '30s', '-5'],
+  },
+  {
+    name: 'MEMQL_QUEUE_POLL_INTERVAL_MS',
+    pick: (c) => c.queue.pollIntervalMs,
+    valid: [['250', 250]],
+    invalid: ['0', 'fast'],
+  },
+  {
+    name: 'MEMQL_HYDRATED_IDLE_TTL_MS',
+    pick: (c) => c.hydratedIdleTtlMs,
+    valid: [
+      ['0', 0],
+      ['60000', 60000],
+    ],
+    invalid: ['-1', '15m', '1.5'],
+  },
+  {
+    name: 'MEMQL_CLEANUP_INTERVAL_MS',
+    pick: (c) => c.cleanupIntervalMs,
+    valid: [['1000', 1000]],
+    invalid: ['0', 'hourly'],
+  },
+  {
+    name: 'MEMQL_EXEC_TIMEOUT_MS',
+    pick: (c) => c.exec.defaultTimeoutMs,
+    valid: [
+      ['1000', 1000],
+      ['3600000', 3600000],
+    ],
+    invalid: ['0', '2m'],
+  },
+  {
+    name: 'MEMQL_EXEC_MAX_TIMEOUT_MS',
+    pick: (c) => c.exec.maxTimeoutMs,
+    valid: [
+      ['7200000', 7200000],
+      ['120000', 120000],
+    ],
+    invalid: ['0', 'x'],
+  },
+  {
+    name: 'MEMQL_EXEC_OUTPUT_LIMIT_BYTES',
+    pick: (c) => c.exec.outputLimitBytes,
+    valid: [['65536', 65536]],
+    invalid: ['0', '1MiB'],
+  },
+  {
+    name: 'MEMQL_EXEC_MEMORY_LIMIT_BYTES',
+    pick: (c) => c.exec.memoryLimitBytes,
+    valid: [['536870912', 536870912]],
+    invalid: ['512m', '0'],
+  },
+  {
+    name: 'MEMQL_EXEC_PIDS_LIMIT',
+    pick: (c) => c.exec.pidsLimit,
+    valid: [['64', 64]],
+    invalid: ['0', '-5', 'many'],
+  },
+  {
+    name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
+    pick: (c) => c.exec.allowlistExtra,
+    valid: [
+      ['jq, yq ,jq,', ['jq', 'yq']],
+      ['g++,python3.12', ['g++', 'python3.12']],
+    ],
+    invalid: ['/usr/bin/jq', 'rm -rf', 'a;b', '$(x)'],
+  },
+  {
+    name: 'MEMQL_FETCH_ALLOW_PRIVATE',
+    pick: (c) => c.fetch.allowPrivate,
+    valid: [
+      [
+        '127.0.0.0/8, fd00::/8,',
+        [
+          { family: 4, address: '127.0.0.0', prefixLength: 8, text: '127.0.0.0/8' },
+          { family: 6, address: 'fd00::', prefixLength: 8, text: 'fd00::/8' },
+        ],
+      ],
+      ['10.1.2.3/32', [{ family: 4, address: '10.1.2.3', prefixLength: 32, text: '10.1.2.3/32' }]],
+      ['::/0', [{ family: 6, address: '::', prefixLength: 0, text: '::/0' }]],
+    ],
+    invalid: [
+      '127.0.0.1',
+      '10.0.0.0/33',
+      'fd00::/129',
+      '300.0.0.0/8',
+      'localhost/8',
+      '10.0.0.0/',
+      '10.0.0.0/-1',
+    ],
+  },
+  {
+    name: 'MEMQL_FETCH_MAX_BYTES',
+    pick: (c) => c.fetch.maxBytes,
+    valid: [['1024', 1024]],
+    invalid: ['10MB', '0'],
+  },
+  {
+    name: 'MEMQL_FETCH_TIMEOUT_MS',
+    pick: (c) => c.fetch.timeoutMs,
+    valid: [['5000', 5000]],
+    invalid: ['0', '5s'],
+  },
+  {
+    name: 'MEMQL_GRPC_LISTEN',
+    pick: (c) => c.listen.grpc,
+    valid: [
+      ['0.0.0.0:0', { host: '0.0.0.0', port: 0 }],
+      ['[::]:50060', { host: '::', port: 50060 }],
+      ['localhost:1', { host: 'localhost', port: 1 }],
+    ],
+    invalid: ['50060', '::1:50060', 'host:65536', '[::1]', 'host:', ':50060'],
+  },
+  {
+    name: 'MEMQL_HTTP_LISTEN',
+    pick: (c) => c.listen.http,
+    valid: [['[::1]:8081', { host: '::1', port: 8081 }]],
+    invalid: ['8080', 'localhost:http'],
+  },
+  {
+    name: 'MEMQL_METRICS_LISTEN',
+    pick: (c) => c.listen.metrics,
+    valid: [['127.0.0.1:9464', { host: '127.0.0.1', port: 9464 }]],
+    invalid: [':9464', '127.0.0.1'],
+  },
+  {
+    name: 'MEMQL_MESH_TOKEN',
+    pick: (c) => c.mesh.token,
+    valid: [['0123456789abcdef', '0123456789abcdef']],
+    invalid: ['short-token', 'sixteen chars but spaced'],
+  },
+  {
+    name: 'MEMQL_TLS_CERT_FILE',
+    base: { MEMQL_TLS_KEY_FILE: '/tls/key.pem' },
+    pick: (c) => c.mesh.tls,
+    valid: [
+      [
+        '/tls/cert.pem',
+        { identity: { certFile: '/tls/cert.pem', keyFile: '/tls/key.pem' }, caFile: null },
+      ],
+    ],
+    invalid: relativeAndNul,
+  },
+  {
+    name: 'MEMQL_TLS_KEY_FILE',
+    base: { MEMQL_TLS_CERT_FILE: '/tls/cert.pem' },
+    pick: (c) => c.mesh.tls?.identity,
+    valid: [['/tls/key.pem', { certFile: '/tls/cert.pem', keyFile: '/tls/key.pem' }]],
+    invalid: relativeAndNul,
+  },
+  {
+    name: 'MEMQL_TLS_CA_FILE',
+    pick: (c) => c.mesh.tls,
+    valid: [['/tls/ca.pem', { identity: null, caFile: '/tls/ca.pem' }]],
+    invalid: relativeAndNul,
+  },
+];
+
+const SECRETS = new Set(
+  CONFIG_VARIABLES.filter((v) => 'secret' in v && v.secret).map((v) => v.name as string),
+);
+
+for (const { name, base = {}, pick, valid, invalid } of TABLE) {
+  t.test(name, async (t) => {
+    for (const [value, expected] of valid) {
+      const config = loadConfig({ ...base, [name]: value });
+      t.strictSame(pick(config), expected, `${name}=${JSON.stringify(value)}`);
+    }
+    for (const value of invalid) {
+      const label = `${name}=${JSON.stringify(value)}`;
+      const error = configErrorOf(() => loadConfig({ ...base, [name]: value }));
+      t.strictSame(
+        error.issues.map((issue) => issue.variable),
+        [name],
+        `${label} is one issue naming the variable`,
+      );
+      const issue = error.issues[0]!;
+      t.equal(error.variable, name);
+      t.ok(issue.message.startsWith(`${name}=`), `${label}: ${issue.message}`);
+      t.match(issue.message, /: expected \S/, `${label} says what is expected`);
+      if (SECRETS.has(name)) {
+        t.equal(issue.value, '[redacted]', `${label}: value redacted`);
+        t.notOk(error.message.includes(value), `${label}: secret absent from the message`);
+      } else {
+        t.equal(issue.value, value.trim(), `${label}: value kept`);
+        t.ok(
+          issue.message.includes(JSON.stringify(value.trim())),
+          `${label}: message quotes the value`,
+        );
+      }
+    }
+  });
+}
+
+t.test('every variable has valid and invalid cases in this table', async (t) => {
+  const covered = new Map(TABLE.map((row) => [row.name, row]));
+  for (const variable of CONFIG_VARIABLES) {
+    const row = covered.get(variable.name);
+    t.ok(row && row.valid.length > 0 && row.invalid.length > 0, variable.name);
+  }
+  t.equal(TABLE.length, CONFIG_VARIABLES.length, 'no stray rows');
+});
