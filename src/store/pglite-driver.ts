@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Db, Queryable, Row } from './db.js';
 import { translateDbError } from './errors.js';
@@ -44,6 +45,7 @@ function queryable(target: Target): Queryable {
  * ends, and statements issued meanwhile wait their turn instead of interleaving.
  */
 export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
+  if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
   const pg = options.dataDir === undefined ? new PGlite() : new PGlite(options.dataDir);
   await pg.waitReady;
   let tail: Promise<unknown> = Promise.resolve();

@@ -1,0 +1,83 @@
+/**
+ * `npm start`: one process on the embedded defaults (PGlite and a filesystem object
+ * store under a data directory). Wiring only: load config, build the parts, wait
+ * for a signal, stop.
+ */
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
+import { createObjectStore, type ObjectStoreSettings } from '../../src/objects/index.js';
+import { openDb } from '../../src/store/index.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+
+function objectStoreSettings(config: Config): ObjectStoreSettings {
+  const o = config.objectStore;
+  if (o.kind === 'fs') return o;
+  return {
+    kind: 's3',
+    bucket: o.bucket,
+    prefix: o.prefix,
+    region: o.region,
+    forcePathStyle: o.forcePathStyle,
+    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    ...(o.accessKeyId && o.secretAccessKey
+      ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
+      : {}),
+  };
+}
+
+async function main(): Promise<void> {
+  const cwd = process.cwd();
+  let config: Config;
+  try {
+    config = loadConfig(process.env, {
+      hostname: hostname(),
+      cwd,
+      defaults: {
+        MEMQL_DATA_DIR: resolve(cwd, '.data'),
+        MEMQL_WORKBENCH_ROOT: resolve(cwd, '.data/workbenches'),
+      },
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger({ nodeId: config.nodeId, nodeType: 'local', level: config.logLevel });
+  for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
+  log.info({ config: redactConfig(config) }, 'configuration loaded');
+
+  const db = await openDb(config.database);
+  const objects = createObjectStore(objectStoreSettings(config));
+  await objects.list('', { limit: 1 });
+  log.info(
+    { database: db.kind, objectStore: config.objectStore.kind, dataDir: config.dataDir },
+    'store ready',
+  );
+  process.stdout.write(
+    [
+      'memql-workbench local node',
+      `  data directory: ${config.dataDir}`,
+      `  database:       ${db.kind === 'pglite' ? 'embedded PGlite' : 'PostgreSQL'} (migrated)`,
+      `  object store:   ${config.objectStore.kind}`,
+      '  not built yet:  workbench host, mesh, HTTP API and console; nothing is served.',
+      'ready. Ctrl-C stops.',
+      '',
+    ].join('\n'),
+  );
+
+  await new Promise<void>((done) => {
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+  log.info('stopping');
+  await db.close();
+  log.flush();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`memql local node failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const main = resolve(dirname(fileURLToPath(import.meta.url)), '../../nodes/local/main.js');
+
+/** Starts the local node in `cwd`, waits for "ready", stops it with SIGINT. */
+async function startAndStop(cwd: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [main], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const deadline = Date.now() + 60_000;
+  while (!stdout.includes('ready.') && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ready = stdout.includes('ready.');
+  child.kill('SIGINT');
+  const code = await exited;
+  return { ready, code, stdout, stderr };
+}
+
+t.test('npm start runs on the embedded defaults and reuses its data', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+
+  const first = await startAndStop(cwd);
+  t.equal(first.ready, true, `prints ready (stderr: ${first.stderr.slice(-500)})`);
+  t.equal(first.code, 0, 'Ctrl-C stops it cleanly');
+  t.match(first.stdout, 'embedded PGlite');
+  t.match(first.stdout, 'not built yet', 'it says honestly what does not exist yet');
+  t.same((await readdir(join(cwd, '.data'))).sort(), ['objects', 'pglite']);
+
+  const second = await startAndStop(cwd);
+  t.equal(second.ready, true, 'a second start reuses the same data directory');
+  t.equal(second.code, 0);
+});
+
+t.test('a bad variable stops the node with a message naming it', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  const run = await startAndStop(cwd, { MEMQL_WORKER_CONCURRENCY: 'lots' });
+  t.equal(run.ready, false);
+  t.equal(run.code, 2);
+  t.match(run.stderr, 'MEMQL_WORKER_CONCURRENCY');
+});
