@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { renderConfigTable } from '../../src/config/index.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+t.test('the README carries the current configuration table', async (t) => {
+  t.ok(readme.includes(renderConfigTable().trim()), 'regenerate it with renderConfigTable()');
+});
+
+t.test('the README names its two commands and they exist', async (t) => {
+  for (const cmd of ['start', 'test']) {
+    t.match(readme, `npm ${cmd}`);
+    t.ok(pkg.scripts[cmd], `package.json has a "${cmd}" script`);
+  }
+});
+
+t.test('every dependency is named in the README', async (t) => {
+  const names = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)];
+  const missing = names.filter((n) => !readme.includes(`\`${n}\``));
+  t.same(missing, [], 'each dependency has a reason in the README');
+});
