@@ -77,7 +77,7 @@ const S3_VARIABLES = [
 /**
  * Turns an environment into a typed {@link Config}. The only reader of
  * environment variables in the project; it takes the environment as an
- * argument and never touches `process.env`, so it is pure and runs once, in a
+ * argument and never reads the process environment itself, so it is pure and runs once, in a
  * binary's `main`.
  *
  * Every variable in CONFIG_VARIABLES is parsed and checked, together with the
