@@ -82,6 +82,11 @@ export const ERROR_CODES = {
       'The runId does not resolve to a readable run, so the workspace has no owner; nothing was written.',
     category: 'caller',
   },
+  run_ended: {
+    meaning:
+      'The run has reached a terminal status and its workspace is released; start a new run to keep working.',
+    category: 'caller',
+  },
   build_not_permitted: {
     meaning: 'The build action needs a system-class authority; tool loops cannot call it.',
     category: 'policy',

@@ -97,6 +97,23 @@ export async function provisionWorkspace(
   return existing!;
 }
 
+/**
+ * Stamps `nodeId` on a live row that names no node (written before node ids
+ * existed), adopting it. Returns the row, or null when it was claimed meanwhile.
+ */
+export async function adoptUnownedWorkspace(
+  q: Queryable,
+  id: string,
+  nodeId: string,
+): Promise<Workspace | null> {
+  const rows = await q.query(
+    `update workbench_workspace set node_id = $2, updated_at = now()
+     where id = $1 and node_id is null and status = 'provisioned' returning ${COLUMNS}`,
+    [id, nodeId],
+  );
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
 /** Releases a live workspace. False when it was not live (already released: idempotent). */
 export async function releaseWorkspace(
   q: Queryable,
