@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what the bwrap sandbox and its tests need, as root, on a fresh Debian machine
+# of this kind. Idempotent: installs only what is missing (one `apt-get update` at most),
+# then checks that an unprivileged sandbox really runs and that per-command cgroups can
+# be created. Docker is not here: see .ci/install-docker.sh.
+#
+#   bubblewrap  bwrap itself (>= 0.8: --disable-userns, --size)
+#   util-linux  setpriv, to drop from root to uid 10001 before bwrap
+#   coreutils   env -i, to start the sandbox with an empty environment
+#   python3     used by the sandbox tests (network, fork and memory probes)
+set -euo pipefail
+
+say() { printf '[install-sandbox] %s\n' "$*"; }
+fail() {
+  printf '[install-sandbox] FATAL: %s\n' "$*" >&2
+  exit 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  fail "run as root (it installs packages, and the sandbox tests drop from root to uid 10001)"
+fi
+
+# --- packages -------------------------------------------------------------------
+missing=()
+[ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
+[ -x /usr/bin/setpriv ] || missing+=(util-linux)
+[ -x /usr/bin/env ] || missing+=(coreutils)
+[ -x /usr/bin/python3 ] || missing+=(python3)
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq || fail "apt-get update failed"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    fail "apt-get install ${missing[*]} failed"
+else
+  say "bubblewrap, setpriv, env and python3 already present"
+fi
+say "$(/usr/bin/bwrap --version)"
+
+# --- an unprivileged sandbox runs ---------------------------------------------------
+# The same shape as the runner: empty environment, root -> uid 10001, new namespaces.
+if ! out=$(env -i /usr/bin/setpriv --reuid=10001 --regid=10001 --clear-groups \
+  /usr/bin/bwrap --unshare-all --unshare-user --disable-userns --die-with-parent \
+  --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+  --proc /proc --dev /dev --size 1048576 --tmpfs /tmp /bin/sh -c 'id -u' 2>&1); then
+  sysctl_hint=""
+  [ -r /proc/sys/user/max_user_namespaces ] &&
+    sysctl_hint=" (user.max_user_namespaces=$(cat /proc/sys/user/max_user_namespaces))"
+  [ -r /proc/sys/kernel/unprivileged_userns_clone ] &&
+    sysctl_hint="$sysctl_hint (kernel.unprivileged_userns_clone=$(cat /proc/sys/kernel/unprivileged_userns_clone))"
+  fail "an unprivileged bwrap sandbox does not start: $out$sysctl_hint; unprivileged user namespaces must be enabled"
+fi
+[ "$out" = "10001" ] || fail "the sandbox ran as uid '$out', expected 10001"
+say "an unprivileged sandbox runs as uid 10001"
+
+# --- per-command cgroups --------------------------------------------------------------
+# The runner creates <controller>/<own cgroup>/memql/<id>; the limit tests need both.
+for controller in pids memory; do
+  own=$(awk -F: -v c="$controller" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+  dir="/sys/fs/cgroup/$controller${own%/}/memql-install-check-$$"
+  if mkdir "$dir" 2>/dev/null; then
+    rmdir "$dir"
+    say "cgroup v1 $controller is writable"
+  else
+    fail "cannot create $dir: the sandbox limit tests need writable cgroup v1 pids and memory controllers"
+  fi
+done
+
+say "done"

@@ -1,0 +1,149 @@
+/**
+ * The bubblewrap command line of one sandboxed command, as a pure function of its inputs.
+ *
+ * The sandbox sees: `/usr` (and the merged-/usr links `/bin`, `/lib`, `/lib64`, `/sbin`)
+ * read-only, a handful of `/etc` entries the dynamic linker and common tools need,
+ * generated `/etc/passwd`, `/etc/group` and `/etc/hosts`, a fresh `/proc` of its own pid
+ * namespace, a minimal `/dev`, private size-capped tmpfs at `/tmp` and `/dev/shm`, and
+ * the workspace read-write at `/workspace`. Nothing else of the host: not `/root`,
+ * `/home`, `/var`, `/run`, `/sys`, the host's `/proc` or the node's data directories.
+ * Every namespace is new (no network but a private loopback), nested user namespaces
+ * are disabled, and the root and `/dev` are remounted read-only.
+ *
+ * @module
+ */
+
+/**
+ * Host `/etc` entries bound read-only when present: the dynamic linker's cache and
+ * configuration, Debian's alternatives links (`awk`, `editor`, ... point through them),
+ * the time zone and the name-service switch. Nothing with secrets or host identity.
+ */
+export const SANDBOX_ETC_ENTRIES = [
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+] as const;
+
+/** How a top-level system directory appears on this host (merged /usr or not). */
+export type SystemDirEntry =
+  | { path: string; kind: 'symlink'; target: string }
+  | { path: string; kind: 'dir' };
+
+/** File descriptors the launcher passes to bwrap, and what each carries. */
+export const BWRAP_FDS = {
+  /** The sandbox writes one byte here just before running the command. */
+  started: 3,
+  passwd: 4,
+  group: 5,
+  hosts: 6,
+  /**
+   * bwrap writes `{"child-pid": N, ...}` here: the host pid of the sandbox's init. Only
+   * ever waited on, never signalled: a command could forge it through `/proc/1/fd`.
+   */
+  info: 7,
+} as const;
+
+/** Inputs of {@link bwrapArgs}. */
+export interface BwrapArgsInput {
+  /** Host path bound at `/workspace`. */
+  workspaceDir: string;
+  /** Working directory relative to `/workspace`, already normalised. */
+  cwd: string;
+  /** The complete environment of the command. */
+  env: Readonly<Record<string, string>>;
+  /** Shell text run by `/bin/sh -c`. */
+  command: string;
+  /** `/bin`, `/lib`, `/lib64`, `/sbin` as found on the host. */
+  systemDirs: readonly SystemDirEntry[];
+  /** Size of the `/tmp` tmpfs in bytes. */
+  tmpSizeBytes: number;
+  /** Size of the `/dev/shm` tmpfs in bytes. */
+  shmSizeBytes: number;
+  /**
+   * uid/gid to map inside the user namespace. Set when bwrap itself runs as some other
+   * unprivileged user (a node not started as root); absent when the launcher already
+   * dropped to the sandbox uid, which bwrap then maps to itself.
+   */
+  mapToUid?: number;
+}
+
+/**
+ * Runs inside the sandbox before the command: signals "started" on fd 3, closes every
+ * descriptor the launcher passed (so the command can neither forge the signal nor read
+ * them), then runs the command as `/bin/sh -c`.
+ */
+export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started}; exec ${Object.values(BWRAP_FDS)
+  .map((fd) => `${fd}>&-`)
+  .join(' ')}; exec /bin/sh -c "$1"`;
+
+/** The bwrap arguments (without the bwrap binary itself). */
+export function bwrapArgs(input: BwrapArgsInput): string[] {
+  const args = [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'memql-sandbox',
+    '--info-fd',
+    String(BWRAP_FDS.info),
+  ];
+  if (input.mapToUid !== undefined) {
+    args.push('--uid', String(input.mapToUid), '--gid', String(input.mapToUid));
+  }
+  args.push('--ro-bind', '/usr', '/usr');
+  for (const dir of input.systemDirs) {
+    if (dir.kind === 'symlink') args.push('--symlink', dir.target, dir.path);
+    else args.push('--ro-bind', dir.path, dir.path);
+  }
+  for (const entry of SANDBOX_ETC_ENTRIES) args.push('--ro-bind-try', entry, entry);
+  args.push(
+    '--ro-bind-data',
+    String(BWRAP_FDS.passwd),
+    '/etc/passwd',
+    '--ro-bind-data',
+    String(BWRAP_FDS.group),
+    '/etc/group',
+    '--ro-bind-data',
+    String(BWRAP_FDS.hosts),
+    '/etc/hosts',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(input.shmSizeBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--size',
+    String(input.tmpSizeBytes),
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    input.workspaceDir,
+    '/workspace',
+    '--remount-ro',
+    '/dev',
+    '--remount-ro',
+    '/',
+    '--chdir',
+    input.cwd === '.' ? '/workspace' : `/workspace/${input.cwd}`,
+    '--clearenv',
+  );
+  for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
+  args.push('--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', input.command);
+  return args;
+}
+
+/** `/etc/passwd`, `/etc/group` and `/etc/hosts` of the sandbox. */
+export function sandboxEtcFiles(uid: number): { passwd: string; group: string; hosts: string } {
+  return {
+    passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:${uid}:${uid}:memql sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\nsandbox:x:${uid}:\nnogroup:x:65534:\n`,
+    hosts: '127.0.0.1\tlocalhost memql-sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n',
+  };
+}

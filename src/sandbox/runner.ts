@@ -1,0 +1,80 @@
+/**
+ * The sandbox seam: a {@link Runner} runs one agent command in a fresh sandbox and
+ * reports how it ended. Backends: `bwrap` (Linux default), `docker` (production),
+ * `process` (no isolation; only when an operator chooses it explicitly).
+ */
+
+/** Which backend a runner is. */
+export type RunnerKind = 'bwrap' | 'docker' | 'process';
+
+/** One command to run. */
+export interface RunSpec {
+  /**
+   * Host path (absolute) of the workspace directory; it appears read-write at
+   * `/workspace`. Commands run as {@link SANDBOX_UID}, so what the workspace layer puts
+   * in it must belong to that uid; the bwrap backend hands the directory itself to it
+   * (`lchown`, never recursive) and needs its parents searchable by it.
+   */
+  workspaceDir: string;
+  /** Working directory relative to the workspace root (already checked safe). Default `.`. */
+  cwd?: string;
+  /** Shell text, run as `/bin/sh -c <command>`. */
+  command: string;
+  /** The agent's own environment entries; the node's environment never reaches the command. */
+  env?: Record<string, string>;
+  /** Bytes written to the command's standard input, then closed. */
+  stdin?: string | Uint8Array;
+  /** Wall-clock limit in milliseconds; the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  /** Per-stream cap on captured output in bytes; the rest is counted, not kept. */
+  outputLimitBytes: number;
+  /** Memory limit in bytes, where the backend can enforce one. */
+  memoryLimitBytes?: number;
+  /** Maximum number of processes, where the backend can enforce one. */
+  pidsLimit?: number;
+  /** Aborting it cancels the command: the whole process tree is killed. */
+  signal?: AbortSignal;
+  /** Called with output as it arrives (also within the cap only). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+}
+
+/** How a command ended. A non-zero exit is a result, not an error. */
+export interface RunResult {
+  /** Exit status, or null when the command was killed by a signal. */
+  exitCode: number | null;
+  /** The signal that ended it, if any. */
+  signal: string | null;
+  /** True when the wall-clock limit ended it. */
+  timedOut: boolean;
+  /** True when the caller's abort signal ended it. */
+  cancelled: boolean;
+  /** True when the memory limit ended it, where the backend can tell. */
+  oomKilled: boolean;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Wall-clock milliseconds from start to end. */
+  durationMs: number;
+}
+
+/**
+ * Whether a backend can run here, and if not, what to install or set. A backend that
+ * runs with reduced protection (bwrap without cgroups: no memory or process limits)
+ * passes with `warnings` saying what is missing, for the node to log.
+ */
+export type RunnerProbe =
+  | { ok: true; warnings?: readonly string[] }
+  | { ok: false; reason: string };
+
+/** A sandbox backend. */
+export interface Runner {
+  readonly kind: RunnerKind;
+  /** Checks that the backend works on this host (binary present, daemon reachable). */
+  probe(): Promise<RunnerProbe>;
+  /** Runs one command. Rejects only when the sandbox itself could not be started. */
+  run(spec: RunSpec): Promise<RunResult>;
+}
+
+/** The uid (and gid) commands run as, in every backend. */
+export const SANDBOX_UID = 10001;

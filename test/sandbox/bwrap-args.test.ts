@@ -1,0 +1,84 @@
+import t from 'tap';
+import { bwrapArgs, SANDBOX_PRELUDE } from '../../src/sandbox/bwrap-args.js';
+
+const base = {
+  workspaceDir: '/data/ws/1',
+  cwd: '.',
+  env: { PATH: '/usr/bin', FOO: 'a b' },
+  command: 'echo hi',
+  systemDirs: [
+    { path: '/bin', kind: 'symlink', target: 'usr/bin' },
+    { path: '/lib64', kind: 'dir' },
+  ] as const,
+  tmpSizeBytes: 1000,
+  shmSizeBytes: 500,
+};
+
+/** Pairs of (option, value) present in argv. */
+function pairs(args: string[], option: string): string[][] {
+  const out: string[][] = [];
+  args.forEach((a, i) => {
+    if (a === option) out.push(args.slice(i + 1, i + 3));
+  });
+  return out;
+}
+
+t.test('every namespace is new and the network is not shared', async (t) => {
+  const args = bwrapArgs(base);
+  for (const flag of [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+  ]) {
+    t.ok(args.includes(flag), flag);
+  }
+  t.notOk(args.includes('--share-net'));
+  t.notOk(args.includes('--uid'), 'no uid mapping when privileges were dropped before bwrap');
+  t.same(bwrapArgs({ ...base, mapToUid: 10001 }).slice(9, 13), [
+    '--uid',
+    '10001',
+    '--gid',
+    '10001',
+  ]);
+});
+
+t.test('only system directories, read-only; the workspace read-write', async (t) => {
+  const args = bwrapArgs(base);
+  const sources = [
+    ...pairs(args, '--ro-bind'),
+    ...pairs(args, '--ro-bind-try'),
+    ...pairs(args, '--bind'),
+  ].map(([src]) => src!);
+  for (const src of sources) {
+    t.match(src, /^(\/usr|\/lib64|\/etc\/[a-z.]+[a-z.d]*|\/data\/ws\/1)$/, `${src} may be bound`);
+  }
+  t.same(pairs(args, '--bind'), [['/data/ws/1', '/workspace']]);
+  t.same(pairs(args, '--symlink'), [['usr/bin', '/bin']]);
+  t.equal(args[args.indexOf('--proc') + 1], '/proc', 'a fresh /proc');
+  t.equal(args[args.indexOf('--dev') + 1], '/dev', 'a minimal /dev');
+  t.same(
+    pairs(args, '--remount-ro').map(([p]) => p),
+    ['/dev', '/'],
+  );
+  t.same(
+    pairs(args, '--size').map(([n]) => n),
+    ['500', '1000'],
+  );
+});
+
+t.test('environment cleared then set; cwd; the command after the prelude', async (t) => {
+  const args = bwrapArgs({ ...base, cwd: 'a/b' });
+  const clear = args.indexOf('--clearenv');
+  t.ok(clear > 0);
+  t.same(
+    pairs(args, '--setenv').map((p) => p.join('=')),
+    ['PATH=/usr/bin', 'FOO=a b'],
+  );
+  t.ok(args.indexOf('--setenv') > clear);
+  t.equal(args[args.indexOf('--chdir') + 1], '/workspace/a/b');
+  t.equal(bwrapArgs(base)[bwrapArgs(base).indexOf('--chdir') + 1], '/workspace');
+  t.same(args.slice(-6), ['--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', 'echo hi']);
+  t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&-; exec \/bin\/sh -c "\$1"$/);
+});
