@@ -118,30 +118,51 @@ async function chownQuiet(path: string, owner: { uid: number; gid: number }): Pr
   await lchown(path, owner.uid, owner.gid).catch(() => {});
 }
 
+/**
+ * Opens `path` for writing inside the workspace: parents are created (owned like the
+ * workspace), the final component must not be a directory, and the descriptor is
+ * checked to be inside. Used by `fs_write` and by `fetch`.
+ */
+export async function openForWrite(
+  ctx: FileContext,
+  path: string,
+  opts: { append?: boolean; mode?: number } = {},
+) {
+  const target = await resolveWorkspacePath(ctx.root, path);
+  if (target.stat?.isDirectory()) throw notAFile(target.rel, 'a directory');
+  await makeParents(ctx, target.rel);
+  const flags =
+    constants.O_WRONLY | constants.O_CREAT | (opts.append ? constants.O_APPEND : constants.O_TRUNC);
+  const handle = await openConfined(ctx, target, flags, opts.mode ?? 0o644);
+  const st = await handle.stat();
+  if (!st.isFile()) {
+    await handle.close();
+    throw notAFile(target.rel, 'not a regular file');
+  }
+  if (ctx.owner) await handle.chown(ctx.owner.uid, ctx.owner.gid).catch(() => {});
+  return { target, handle, sizeBefore: target.stat?.size ?? 0 };
+}
+
 /** `fs_write`: creates parent directories, then writes, appends or replaces the file. */
 export async function fsWrite(ctx: FileContext, args: ActionArgs<'fs_write'>) {
   const bytes = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
-  const target = await resolveWorkspacePath(ctx.root, args.path);
-  if (target.stat?.isDirectory()) throw notAFile(target.rel, 'a directory');
-  const existing = target.stat?.size ?? 0;
+  const probe = await resolveWorkspacePath(ctx.root, args.path);
+  const existing = probe.stat?.isFile() ? probe.stat.size : 0;
   const finalSize = args.append ? existing + bytes.length : bytes.length;
   if (finalSize > ctx.maxWriteBytes) {
     throw new WorkbenchError(
       'payload_too_large',
       `payload_too_large: the file would be ${finalSize} bytes; the limit is ${ctx.maxWriteBytes}`,
-      { path: target.rel, size: finalSize, limit: ctx.maxWriteBytes },
+      { path: probe.rel, size: finalSize, limit: ctx.maxWriteBytes },
     );
   }
-  await makeParents(ctx, target.rel);
-  const flags =
-    constants.O_WRONLY | constants.O_CREAT | (args.append ? constants.O_APPEND : constants.O_TRUNC);
-  const handle = await openConfined(ctx, target, flags, args.mode ?? 0o644);
+  const { target, handle } = await openForWrite(ctx, args.path, {
+    append: args.append,
+    ...(args.mode === undefined ? {} : { mode: args.mode }),
+  });
   try {
-    const st = await handle.stat();
-    if (!st.isFile()) throw notAFile(target.rel, 'not a regular file');
     await handle.writeFile(bytes);
     if (args.mode !== undefined) await handle.chmod(args.mode);
-    if (ctx.owner) await handle.chown(ctx.owner.uid, ctx.owner.gid).catch(() => {});
     const after = await handle.stat();
     return { path: target.rel, bytesWritten: bytes.length, size: after.size };
   } finally {
