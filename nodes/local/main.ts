@@ -5,10 +5,12 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import Dockerode from 'dockerode';
 import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
 import { createObjectStore, type ObjectStoreSettings } from '../../src/objects/index.js';
 import { openDb } from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
 
 function objectStoreSettings(config: Config): ObjectStoreSettings {
   const o = config.objectStore;
@@ -56,13 +58,25 @@ async function main(): Promise<void> {
     { database: db.kind, objectStore: config.objectStore.kind, dataDir: config.dataDir },
     'store ready',
   );
+  const { runner } = await createWorkbenchHost(config, {
+    db,
+    log,
+    platform: process.platform,
+    runsAsRoot: process.getuid?.() === 0,
+    ...(config.runner.kind === 'docker'
+      ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
+      : {}),
+  });
+  const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   process.stdout.write(
     [
       'memql-workbench local node',
       `  data directory: ${config.dataDir}`,
       `  database:       ${db.kind === 'pglite' ? 'embedded PGlite' : 'PostgreSQL'} (migrated)`,
       `  object store:   ${config.objectStore.kind}`,
-      '  not built yet:  workbench host, mesh, HTTP API and console; nothing is served.',
+      `  workspaces:     ${config.workbenchRoot}`,
+      `  sandbox:        ${sandbox}`,
+      '  not built yet:  mesh, HTTP API and console; the workbench host is built but nothing serves it.',
       'ready. Ctrl-C stops.',
       '',
     ].join('\n'),

@@ -1,0 +1,103 @@
+import type Dockerode from 'dockerode';
+import type { Config } from '../config/index.js';
+import { goosFromNodePlatform } from '../contract/index.js';
+import { BwrapRunner } from '../sandbox/bwrap-runner.js';
+import { DockerRunner } from '../sandbox/docker-runner.js';
+import { ProcessRunner } from '../sandbox/process-runner.js';
+import { SANDBOX_UID } from '../sandbox/runner.js';
+import {
+  type RunnerCandidates,
+  type RunnerSelection,
+  selectRunner,
+} from '../sandbox/select-runner.js';
+import type { Db } from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import { createSlots } from './exec-action.js';
+import { createCommandChecker, createSystemPathResolver } from './exec-allowlist.js';
+import { WorkbenchHost } from './host.js';
+
+/** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */
+export const MAX_READ_BYTES = 8 * 1024 * 1024;
+/** Largest file `fs_write` leaves behind, bytes (the contract's payload ceiling). */
+export const MAX_WRITE_BYTES = 32 * 1024 * 1024;
+
+/** What the host needs beyond the configuration: handles the node owns. */
+export interface HostFactoryDeps {
+  db: Db;
+  log: Logger;
+  /** A Docker client, needed only when `MEMQL_RUNNER=docker`. */
+  docker?: Dockerode;
+  /** `process.platform` of the node. */
+  platform: NodeJS.Platform;
+  /** True when the node runs as root: files it writes are then handed to the sandbox uid. */
+  runsAsRoot: boolean;
+}
+
+/** A host and the runner decision it was built with (for the node's startup line). */
+export interface BuiltHost {
+  host: WorkbenchHost;
+  runner: RunnerSelection;
+}
+
+/**
+ * Builds the workbench host a node serves from its configuration: the runner chosen
+ * by `MEMQL_RUNNER` (never silently unisolated), the allowlist with the operator's
+ * extras, and the exec and fetch limits.
+ */
+export async function createWorkbenchHost(
+  config: Config,
+  deps: HostFactoryDeps,
+): Promise<BuiltHost> {
+  const candidates: RunnerCandidates = {
+    bwrap: new BwrapRunner({ logger: deps.log }),
+    process: new ProcessRunner(),
+    ...(deps.docker
+      ? { docker: new DockerRunner({ docker: deps.docker, image: config.runner.image }) }
+      : {}),
+  };
+  const runner = await selectRunner(
+    { kind: config.runner.kind, explicit: config.runner.explicit },
+    candidates,
+    deps.platform,
+  );
+  if ('error' in runner)
+    deps.log.error({ reason: runner.error.message }, 'exec disabled: no sandbox');
+  else {
+    for (const w of runner.warnings) deps.log.warn({ runner: runner.runner.kind }, w);
+    if (runner.runner.kind === 'process') {
+      deps.log.warn('MEMQL_RUNNER=process: commands run WITHOUT isolation on this node');
+    }
+  }
+  const checker = await createCommandChecker({
+    extraAllowed: config.exec.allowlistExtra,
+    resolvePath: createSystemPathResolver(),
+  });
+  const owner = deps.runsAsRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+  const host = new WorkbenchHost({
+    db: deps.db,
+    nodeId: config.nodeId,
+    nodeOs: goosFromNodePlatform(deps.platform),
+    workbenchRoot: config.workbenchRoot,
+    ...(owner ? { fileOwner: owner } : {}),
+    files: { maxReadBytes: MAX_READ_BYTES, maxWriteBytes: MAX_WRITE_BYTES },
+    exec: {
+      checker,
+      runner,
+      acquireSlot: createSlots(config.queue.concurrency),
+      limits: {
+        defaultTimeoutMs: config.exec.defaultTimeoutMs,
+        maxTimeoutMs: config.exec.maxTimeoutMs,
+        outputLimitBytes: config.exec.outputLimitBytes,
+        memoryLimitBytes: config.exec.memoryLimitBytes,
+        pidsLimit: config.exec.pidsLimit,
+      },
+    },
+    fetch: {
+      maxBytes: config.fetch.maxBytes,
+      timeoutMs: config.fetch.timeoutMs,
+      allowPrivate: config.fetch.allowPrivate.map((c) => c.text),
+    },
+    log: deps.log,
+  });
+  return { host, runner };
+}
