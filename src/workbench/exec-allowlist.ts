@@ -36,7 +36,6 @@ import { analyzeShell } from './exec-analysis.js';
 import { type Denial, type DenyReason, shortName } from './exec-denial.js';
 import type { PathResolver } from './exec-invocation.js';
 import {
-  CHECKED_WRAPPERS,
   DEFAULT_ALLOWED_PROGRAMS,
   FORBIDDEN_BUILTINS,
   SHELLS,
@@ -148,12 +147,7 @@ export function denialPayload(result: CheckDenied): CommandNotAllowedPayload {
   return { name: result.name, position: result.position, reason: result.reason };
 }
 
-const NEVER = new Set([
-  ...FORBIDDEN_BUILTINS,
-  ...UNCHECKED_WRAPPERS,
-  ...SHELLS,
-  ...CHECKED_WRAPPERS,
-]);
+const NEVER = new Set([...FORBIDDEN_BUILTINS, ...UNCHECKED_WRAPPERS, ...SHELLS]);
 
 /** Problems with operator-supplied extra names, one message each; empty when fine. */
 export function validateExtraAllowed(names: readonly string[]): string[] {

@@ -83,6 +83,13 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
   };
   const unsupported = (name: string, index: number, why: string): Denial =>
     deny('unsupported_syntax', name, index, `${why}; nothing ran. Rewrite it in plain POSIX sh.`);
+  const hiddenSubstitution = (token: string, index: number): Denial =>
+    deny(
+      'unsupported_syntax',
+      token,
+      index,
+      `the shell would run a command substitution "${token}" here that the check could not parse; nothing ran. If the text is meant literally, quote it (for a here-document, quote the delimiter: <<'EOF'); otherwise use $(...) where the check can see it.`,
+    );
 
   const heredocQuoted = new Map<ShellNode, boolean>();
   const stack: { node: ShellNode; parent: ShellNode | null; ctx: Context }[] = [
@@ -271,15 +278,7 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
     }
     if ((node.type === 'raw_string' || node.type === 'ansi_c_string') && !ctx.quoted) return;
     const hidden = findHiddenSubstitution(text(node), ctx.quoted || QUOTED_LEAVES.has(node.type));
-    if (hidden !== null) {
-      refuse(
-        unsupported(
-          hidden.token,
-          node.start + hidden.offset,
-          `the shell would run a substitution "${hidden.token}" here that the parser read as text`,
-        ),
-      );
-    }
+    if (hidden !== null) refuse(hiddenSubstitution(hidden.token, node.start + hidden.offset));
   }
 
   /** Scans the text between a node's children (here-document text lives there). */
@@ -288,15 +287,7 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
     for (const [from, to] of gaps) {
       const gap = source.slice(from, to);
       const hidden = findHiddenSubstitution(gap, ctx.quoted);
-      if (hidden !== null) {
-        refuse(
-          unsupported(
-            hidden.token,
-            from + hidden.offset,
-            `the shell would run a substitution "${hidden.token}" here that the parser read as text`,
-          ),
-        );
-      }
+      if (hidden !== null) refuse(hiddenSubstitution(hidden.token, from + hidden.offset));
       if (ctx.quoted) continue;
       for (let at = gap.indexOf('\\\n'); at !== -1; at = gap.indexOf('\\\n', at + 2)) {
         const why = continuationProblem(source, from + at);
