@@ -182,3 +182,18 @@ export async function listLiveWorkspacesForNode(
   );
   return rows.map(toWorkspace);
 }
+
+/** Live workspaces whose run has already reached a terminal status (a missed release). */
+export async function listLiveWorkspacesOfEndedRuns(
+  q: Queryable,
+  limit = 100,
+): Promise<Workspace[]> {
+  const rows = await q.query(
+    `select ${COLUMNS.replace(/(\w+)/g, 'w.$1')} from workbench_workspace w
+     join run r on r.id = w.run_id
+     where w.status = 'provisioned' and r.status <> 'running'
+     order by w.id limit $1`,
+    [limit],
+  );
+  return rows.map(toWorkspace);
+}

@@ -2,7 +2,7 @@ import type { ActionArgs } from '../contract/index.js';
 import { WorkbenchError } from '../contract/index.js';
 import type { Runner, RunResult } from '../sandbox/runner.js';
 import type { RunnerSelection } from '../sandbox/select-runner.js';
-import { type CommandChecker, denialPayload } from './exec-allowlist.js';
+import { type CommandChecker, denialPayload, isSensitiveVariable } from './exec-allowlist.js';
 import { resolveWorkspacePath } from './safe-path.js';
 
 /** Limits `exec` applies, from the node's configuration. */
@@ -81,6 +81,15 @@ export async function runExec(
       `command_not_allowed: ${verdict.message}`,
       denialPayload(verdict),
     );
+  }
+  for (const name of Object.keys(args.env ?? {})) {
+    if (isSensitiveVariable(name)) {
+      throw new WorkbenchError(
+        'invalid_arguments',
+        `invalid_arguments: args.env.${name}: this variable changes which programs run or how; it cannot be set`,
+        { field: `args.env.${name}` },
+      );
+    }
   }
   const runner = requireRunner(deps.runner);
   const timeoutMs = args.timeoutMs ?? deps.limits.defaultTimeoutMs;

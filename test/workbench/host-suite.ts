@@ -221,6 +221,12 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
         'command_not_allowed',
       ],
       ['bash', () => call('run-1', 'exec', { command: 'bash -c ls' }), 'command_not_allowed'],
+      [
+        'LD_PRELOAD in env',
+        () => call('run-1', 'exec', { command: 'ls', env: { LD_PRELOAD: 'x.so' } }),
+        'invalid_arguments',
+      ],
+      ['run id with dots', () => call('..', 'fs_list', {}), 'invalid_arguments'],
     ];
     for (const [name, run, want] of cases) t.equal(code(await run()), want, name);
 
