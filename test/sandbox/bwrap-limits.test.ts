@@ -12,20 +12,23 @@ import { killAll, leftovers, makeWorkspace, markedSleep } from './sandbox-suppor
  */
 
 const MiB = 1024 * 1024;
-const runner = new BwrapRunner();
+// A cgroup parent of this test process's own, so runs of other test files (tap runs
+// files in parallel) never show up in the leftover check below.
+const GROUP = `memql-test-${process.pid}`;
+const runner = new BwrapRunner({ cgroups: { groupName: GROUP } });
 const noCgroups = new BwrapRunner({ cgroups: false });
 
 function spec(workspaceDir: string, command: string, extra: Partial<RunSpec> = {}): RunSpec {
   return { workspaceDir, command, timeoutMs: 20_000, outputLimitBytes: MiB, ...extra };
 }
 
-/** Per-command cgroups left under the memql parents (none once every run returned). */
+/** Per-command cgroups left under this file's parents (none once every run returned). */
 async function cgroupsLeft(): Promise<string[]> {
   const membership = parseCgroupMembership(await readFile('/proc/self/cgroup', 'utf8'));
   const left: string[] = [];
   for (const controller of ['pids', 'memory']) {
     const own = membership.get(controller) ?? '/';
-    const parent = `/sys/fs/cgroup/${controller}${own === '/' ? '' : own}/memql`;
+    const parent = `/sys/fs/cgroup/${controller}${own === '/' ? '' : own}/${GROUP}`;
     const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
     for (const e of entries) if (e.isDirectory()) left.push(`${parent}/${e.name}`);
   }
