@@ -1,0 +1,382 @@
+/**
+ * Durable workspace files. The durable copy of a run's workspace is its manifest in
+ * Postgres (path, hash, size, mode, mtime per file) plus the content in the object
+ * store (`runs/<runId>/blobs/<sha256>`, see `sync-blobs.ts`); a node's directory is a
+ * warm cache of it.
+ *
+ * - {@link syncWorkspace}, after each mutating action: scan, hash what the quick check
+ *   cannot vouch for, upload content the store lacks, then commit the manifest change
+ *   in one transaction. Uploads come first and the commit last, so a failure anywhere
+ *   leaves the durable copy as it was.
+ * - {@link hydrateWorkspace}, for a fresh or evicted directory: download every file.
+ * - {@link reconcileWorkspace}, before each command: one head query when nobody else
+ *   has committed since this node last synced; otherwise make the directory match.
+ *
+ * What is durable, and the quick check, are described in `sync-diff.ts`.
+ * Failures of Postgres or the object store are thrown as
+ * `WorkbenchError('unavailable')` with `payload.reason` (`sync-errors.ts`). The
+ * caller runs at most one of these at a time per run.
+ *
+ * @module
+ */
+
+import { chown, mkdir, realpath } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { ObjectStore } from '../objects/index.js';
+import {
+  commitManifestChange,
+  type Db,
+  getManifest,
+  getManifestHead,
+  type Manifest,
+  StoreError,
+} from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import { blobKey, type FileHasher, sha256WorkspaceFile, uploadBlob } from './sync-blobs.js';
+import {
+  decideReconcile,
+  type LocalFile,
+  planReconcile,
+  planSync,
+  planUploads,
+} from './sync-diff.js';
+import { FileChangedDuringSync, translateSyncError } from './sync-errors.js';
+import {
+  downloadFiles,
+  fixMetadata,
+  type MaterializeTarget,
+  removeEntries,
+} from './sync-materialize.js';
+import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './sync-pool.js';
+import { scanWorkspace } from './sync-scan.js';
+
+/** What sync, hydrate and reconcile are built from. */
+export interface WorkspaceSyncDeps {
+  db: Db;
+  objects: ObjectStore;
+  log: Logger;
+  /**
+   * Owner given to every file and directory that hydrate and reconcile write (the
+   * sandbox uid when the node runs as root). Omitted: the node's own user.
+   */
+  owner?: { uid: number; gid: number };
+  /** Files hashed, uploaded or downloaded at once. Default {@link DEFAULT_SYNC_CONCURRENCY}. */
+  concurrency?: number;
+  /**
+   * Directory for downloads in progress; must be on the workspace's filesystem.
+   * Default: `.memql-sync-tmp` beside the workspace directory (in the workbench root,
+   * where no run directory can have that name: run ids start with a letter or digit).
+   */
+  tempDir?: string;
+  /** Reads and hashes a file. Default {@link sha256WorkspaceFile}; tests wrap it to watch reads. */
+  hashFile?: FileHasher;
+}
+
+/** Which run's directory to act on. */
+export interface WorkspaceTarget {
+  runId: string;
+  /** The workspace directory, `$MEMQL_WORKBENCH_ROOT/<runId>`. */
+  dir: string;
+}
+
+/** What {@link syncWorkspace} did. */
+export interface SyncResult {
+  /** The manifest version the durable copy is at now. */
+  version: number;
+  /** The node that committed `version`. */
+  updatedByNode: string | null;
+  /** Blobs put into the object store. */
+  uploaded: number;
+  /** Bytes put into the object store. */
+  bytesUploaded: number;
+  /** Manifest entries written (new files, new content, new mode or mtime). */
+  changed: number;
+  /** Manifest entries removed. */
+  deleted: number;
+  /** Files whose manifest entry stayed as it was. */
+  unchanged: number;
+  /** Files read to hash them. */
+  hashed: number;
+  /** Local entries that are not durable (links, sockets, fifos, devices), left out. */
+  skipped: number;
+  /**
+   * False when another node committed meanwhile and this change was applied on top
+   * of its version: the durable copy then holds files this directory lacks, so the
+   * caller must not record `version` as the directory's; the next reconcile is full.
+   */
+  dirMatchesVersion: boolean;
+}
+
+/** What {@link hydrateWorkspace} did. */
+export interface HydrateResult {
+  /** The manifest version the directory now holds. */
+  version: number;
+  updatedByNode: string | null;
+  downloaded: number;
+  bytesDownloaded: number;
+}
+
+/** What {@link reconcileWorkspace} did. */
+export interface ReconcileResult {
+  /** The manifest version the directory now matches. */
+  version: number;
+  updatedByNode: string | null;
+  /** `current`: one head query showed nothing to do. `full`: the directory was compared. */
+  mode: 'current' | 'full';
+  downloaded: number;
+  bytesDownloaded: number;
+  /** Local entries removed because the manifest does not have them. */
+  removed: number;
+  /** Files that already matched. */
+  kept: number;
+  /** Local files read to compare their content. */
+  hashed: number;
+}
+
+/** Sync attempts when files change under the read that uploads them. */
+const SYNC_ATTEMPTS = 2;
+
+function settings(deps: WorkspaceSyncDeps, target: WorkspaceTarget) {
+  return {
+    concurrency: deps.concurrency ?? DEFAULT_SYNC_CONCURRENCY,
+    hashFile: deps.hashFile ?? sha256WorkspaceFile,
+    tempDir: deps.tempDir ?? join(dirname(target.dir), '.memql-sync-tmp'),
+  };
+}
+
+/** Hashes `files` and returns them with `hash` filled in. */
+async function hashAll(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget,
+  files: readonly LocalFile[],
+): Promise<LocalFile[]> {
+  const { concurrency, hashFile } = settings(deps, target);
+  if (files.length === 0) return [];
+  const realRoot = await realpath(target.dir);
+  return mapLimit(files, concurrency, async (f) => ({
+    ...f,
+    hash: await hashFile({ rel: f.path, size: f.size, root: target.dir, realRoot }),
+  }));
+}
+
+/** Replaces scanned files by their hashed versions, where there is one. */
+function withHashes(local: readonly LocalFile[], hashed: readonly LocalFile[]): LocalFile[] {
+  const byPath = new Map(hashed.map((f) => [f.path, f]));
+  return local.map((f) => byPath.get(f.path) ?? f);
+}
+
+async function syncOnce(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget & { nodeId: string },
+): Promise<SyncResult> {
+  const { runId, dir, nodeId } = target;
+  const manifest = await getManifest(deps.db, runId);
+  const scan = await scanWorkspace(dir);
+  if (!scan.exists) {
+    // Committing an empty scan would delete every durable file of the run.
+    throw new Error(`workspace directory ${dir} of run "${runId}" is missing; nothing to sync`);
+  }
+  const first = planSync(manifest.files, scan.files);
+  const hashed = await hashAll(deps, target, first.needHash);
+  const plan = planSync(manifest.files, withHashes(scan.files, hashed));
+  const uploads = planUploads(manifest.files, plan.upserts);
+
+  const { concurrency } = settings(deps, target);
+  const realRoot = uploads.length > 0 ? await realpath(dir) : dir;
+  // Bytes put per planned blob; null when the store already held it.
+  const sent = await mapLimit(uploads, concurrency, async (u) => {
+    const key = blobKey(runId, u.hash);
+    const there = await deps.objects.head(key);
+    if (there !== null && there.size === u.size) return null;
+    const file = { rel: u.path, size: u.size, root: dir, realRoot };
+    return uploadBlob(deps.objects, key, u.hash, file);
+  });
+  const put = sent.filter((n): n is number => n !== null);
+
+  const result: SyncResult = {
+    version: manifest.version,
+    updatedByNode: manifest.updatedByNode,
+    uploaded: put.length,
+    bytesUploaded: put.reduce((sum, n) => sum + n, 0),
+    changed: plan.upserts.length,
+    deleted: plan.deletes.length,
+    unchanged: plan.unchanged.length,
+    hashed: first.needHash.length,
+    skipped: scan.others.length,
+    dirMatchesVersion: true,
+  };
+  if (plan.upserts.length === 0 && plan.deletes.length === 0) return result;
+
+  const change = { runId, nodeId, upserts: plan.upserts, deletes: plan.deletes };
+  try {
+    result.version = await commitManifestChange(deps.db, {
+      ...change,
+      expectedVersion: manifest.version,
+    });
+  } catch (err) {
+    if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
+    // Another node committed since the scan's base. Apply this node's changes, which
+    // were computed against that base, on top of its version: per path, the later
+    // writer wins; paths this node did not touch keep the other node's content.
+    const head = await getManifestHead(deps.db, runId);
+    deps.log.warn(
+      {
+        runId,
+        baseVersion: manifest.version,
+        headVersion: head.version,
+        otherNode: head.updatedByNode,
+      },
+      'workspace manifest moved during sync; applying this change on top of it',
+    );
+    result.version = await commitManifestChange(deps.db, {
+      ...change,
+      expectedVersion: head.version,
+    });
+    result.dirMatchesVersion = false;
+  }
+  result.updatedByNode = nodeId;
+  return result;
+}
+
+/**
+ * Makes the durable copy match the directory: uploads new content, then commits
+ * manifest upserts and deletes in one transaction against the version the scan was
+ * based on. Commits nothing when nothing changed. A file that changes while it is
+ * being uploaded restarts the sync once. Throws `WorkbenchError('unavailable')` when
+ * Postgres or the object store fails; the manifest is then unchanged.
+ */
+export async function syncWorkspace(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget & { nodeId: string },
+): Promise<SyncResult> {
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await syncOnce(deps, target);
+        deps.log[result.changed + result.deleted > 0 ? 'info' : 'debug'](
+          { runId: target.runId, ...result },
+          'workspace synced',
+        );
+        return result;
+      } catch (err) {
+        if (!(err instanceof FileChangedDuringSync) || attempt >= SYNC_ATTEMPTS) throw err;
+      }
+    }
+  } catch (err) {
+    throw translateSyncError(err, 'sync', target.runId);
+  }
+}
+
+async function prepareDir(deps: WorkspaceSyncDeps, dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  if (deps.owner) await chown(dir, deps.owner.uid, deps.owner.gid);
+}
+
+function materializeTarget(deps: WorkspaceSyncDeps, target: WorkspaceTarget): MaterializeTarget {
+  const { concurrency, tempDir } = settings(deps, target);
+  return {
+    runId: target.runId,
+    dir: target.dir,
+    tempDir,
+    objects: deps.objects,
+    concurrency,
+    ...(deps.owner ? { owner: deps.owner } : {}),
+  };
+}
+
+/**
+ * Writes every file of the manifest into the directory (created if missing), with
+ * its mode and mtime, so the next scan finds them unchanged without reading them.
+ * Each download is checked against the manifest's hash. Local files the manifest
+ * lacks are left alone: use it on a fresh or evicted directory, and
+ * {@link reconcileWorkspace} on one that may hold stale files.
+ */
+export async function hydrateWorkspace(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget,
+): Promise<HydrateResult> {
+  try {
+    const manifest = await getManifest(deps.db, target.runId);
+    await prepareDir(deps, target.dir);
+    const counts = await downloadFiles(materializeTarget(deps, target), manifest.files);
+    deps.log.info(
+      { runId: target.runId, version: manifest.version, files: counts.files, bytes: counts.bytes },
+      'workspace hydrated',
+    );
+    return {
+      version: manifest.version,
+      updatedByNode: manifest.updatedByNode,
+      downloaded: counts.files,
+      bytesDownloaded: counts.bytes,
+    };
+  } catch (err) {
+    throw translateSyncError(err, 'hydrate', target.runId);
+  }
+}
+
+async function reconcileFull(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget,
+  manifest: Manifest,
+): Promise<ReconcileResult> {
+  await prepareDir(deps, target.dir);
+  const scan = await scanWorkspace(target.dir);
+  const first = planReconcile(manifest.files, scan.files, scan.others);
+  const hashed = await hashAll(deps, target, first.needHash);
+  const plan = planReconcile(manifest.files, withHashes(scan.files, hashed), scan.others);
+  const materialize = materializeTarget(deps, target);
+  // Removals first: a stale file may stand where a manifest file needs a directory.
+  const removed = await removeEntries(target.dir, plan.remove);
+  await fixMetadata(materialize, plan.fixMetadata);
+  const counts = await downloadFiles(materialize, plan.download);
+  return {
+    version: manifest.version,
+    updatedByNode: manifest.updatedByNode,
+    mode: 'full',
+    downloaded: counts.files,
+    bytesDownloaded: counts.bytes,
+    removed,
+    kept: plan.keep.length + plan.fixMetadata.length,
+    hashed: first.needHash.length,
+  };
+}
+
+/**
+ * Brings the directory up to the durable copy before a command. When the manifest
+ * head is the version this node last synced or hydrated (`lastSyncedVersion`, and
+ * `lastSyncedBy`, the node that had committed it, defaulting to this node), that one
+ * query is all. Otherwise the directory is scanned and made to match: files with
+ * other content, or missing, are downloaded; local files, links and other entries
+ * the manifest lacks are removed (links are removed, never followed); matching
+ * files are not touched. Empty directories are left alone. A missing directory is
+ * created and filled, as by {@link hydrateWorkspace}.
+ */
+export async function reconcileWorkspace(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget & {
+    nodeId: string;
+    lastSyncedVersion: number | undefined;
+    lastSyncedBy?: string | null;
+  },
+): Promise<ReconcileResult> {
+  try {
+    const head = await getManifestHead(deps.db, target.runId);
+    if (decideReconcile(head, target) === 'current') {
+      return {
+        ...head,
+        mode: 'current',
+        downloaded: 0,
+        bytesDownloaded: 0,
+        removed: 0,
+        kept: 0,
+        hashed: 0,
+      };
+    }
+    const manifest = await getManifest(deps.db, target.runId);
+    const result = await reconcileFull(deps, target, manifest);
+    deps.log.info({ runId: target.runId, ...result }, 'workspace reconciled');
+    return result;
+  } catch (err) {
+    throw translateSyncError(err, 'reconcile', target.runId);
+  }
+}

@@ -1,0 +1,95 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { FsObjectStore } from '../../src/objects/index.js';
+import { hydrateWorkspace, syncWorkspace } from '../../src/workbench/workspace-sync.js';
+import {
+  filesOf,
+  freshRoot,
+  listKeys,
+  manifestView,
+  newRun,
+  openTestDb,
+  readTree,
+  syncDeps,
+  writeTree,
+} from './sync-fixtures.js';
+import { workspaceSyncSuite } from './sync-suite.js';
+
+const { db } = await openTestDb(t);
+
+async function fsStore(t: Parameters<typeof freshRoot>[0], fsync = true) {
+  return new FsObjectStore({ baseDir: await freshRoot(t), fsync });
+}
+
+workspaceSyncSuite(t, { db, makeStore: (t) => fsStore(t) });
+
+t.test('a missing directory is refused, not synced as empty', async (t) => {
+  const objects = await fsStore(t);
+  const deps = syncDeps(db, objects);
+  const runId = await newRun(db);
+  const dir = join(await freshRoot(t), runId);
+  await writeTree(dir, { 'a.txt': 'a' });
+  await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  await rm(dir, { recursive: true });
+  await t.rejects(syncWorkspace(deps, { runId, dir, nodeId: 'node-a' }), /is missing/);
+  t.same(Object.keys((await manifestView(db, runId)).files), ['a.txt']);
+});
+
+t.test(
+  'hydrate gives files and directories to the configured owner',
+  { skip: process.getuid?.() !== 0 && 'chown to another uid needs root' },
+  async (t) => {
+    const objects = await fsStore(t);
+    const runId = await newRun(db);
+    const root = await freshRoot(t);
+    const source = join(root, 'source');
+    await writeTree(source, { 'top.txt': 'top', 'a/b/deep.txt': 'deep' });
+    await syncWorkspace(syncDeps(db, objects), { runId, dir: source, nodeId: 'node-a' });
+
+    const owner = { uid: 10001, gid: 10001 };
+    const dir = join(root, runId);
+    await hydrateWorkspace(syncDeps(db, objects, { owner }), { runId, dir });
+    for (const path of ['', 'top.txt', 'a', 'a/b', 'a/b/deep.txt']) {
+      const st = await stat(join(dir, path));
+      t.same([st.uid, st.gid], [10001, 10001], `owner of "${path || '.'}"`);
+    }
+  },
+);
+
+t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', async (t) => {
+  const objects = await fsStore(t, false);
+  const deps = syncDeps(db, objects, { concurrency: 16 });
+  const runId = await newRun(db);
+  const root = await freshRoot(t);
+  const dir = join(root, runId);
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 1000; i++) {
+    files[`d${i % 10}/sub${i % 7}/file-${i}.txt`] = `file ${i} `.repeat(1 + (i % 50));
+  }
+  await writeTree(dir, files);
+
+  let started = Date.now();
+  const first = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const firstMs = Date.now() - started;
+  t.match(first, { version: 1, changed: 1000, uploaded: 1000, hashed: 1000 });
+  t.equal((await listKeys(objects, `runs/${runId}/blobs/`)).length, 1000);
+  t.ok(firstMs < 30_000, `first sync took ${firstMs} ms`);
+
+  deps.hasher.seen.length = 0;
+  started = Date.now();
+  const second = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const secondMs = Date.now() - started;
+  t.match(second, { version: 1, changed: 0, uploaded: 0, hashed: 0, unchanged: 1000 });
+  t.same(deps.hasher.seen, []);
+  t.ok(secondMs < 5_000, `re-sync took ${secondMs} ms`);
+
+  const before = filesOf(await readTree(dir));
+  await rm(dir, { recursive: true });
+  const hydrated = await hydrateWorkspace(deps, { runId, dir });
+  t.equal(hydrated.downloaded, 1000);
+  t.same(filesOf(await readTree(dir)), before);
+  const third = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  t.match(third, { version: 1, uploaded: 0, hashed: 0, unchanged: 1000 });
+  t.same(await readdir(join(root, '.memql-sync-tmp')), []);
+});
