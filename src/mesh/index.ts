@@ -1,0 +1,23 @@
+/**
+ * The mesh: the wire contract loaded from `proto/`, the `NodeService.Stream` server
+ * and client with typed frames, `grpc.health.v1`, mesh-token and TLS
+ * authentication, the agent's peer registry and the pure peer picker.
+ *
+ * @packageDocumentation
+ */
+
+export * from './backoff.js';
+export type * from './dispatch-target.js';
+export * from './frames.js';
+export * from './health-service.js';
+export * from './limits.js';
+export * from './mesh-auth.js';
+export * from './mesh-credentials.js';
+export * from './mesh-server.js';
+export * from './peer-connection.js';
+export * from './peer-picker.js';
+export * from './peer-registry.js';
+export * from './proto.js';
+export type * from './server-session.js';
+export * from './wire-authority.js';
+export * from './workbench-service.js';

@@ -1,0 +1,250 @@
+/**
+ * The gRPC server of a node: `NodeService.Stream` (when the node serves requests)
+ * and `grpc.health.v1.Health` (always). It authenticates streams by the mesh token,
+ * says hello, sends a Health frame every {@link HEALTH_INTERVAL_MS} and on every
+ * change, and shuts down gracefully: {@link MeshServer.drain} stops taking calls and
+ * reports unhealthy, lets in-flight calls finish within a grace period and aborts
+ * the rest; {@link MeshServer.close} then ends every stream and stops the server.
+ *
+ * @module
+ */
+
+import {
+  Server,
+  type ServerDuplexStream,
+  type ServiceDefinition,
+  status,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
+import { tolerantDeserializer } from './frames.js';
+import { HealthStatusTable } from './health-service.js';
+import { HEALTH_INTERVAL_MS, MAX_FRAME_BYTES, serverChannelOptions } from './limits.js';
+import { checkMeshToken } from './mesh-auth.js';
+import { serverCredentials } from './mesh-credentials.js';
+import { loadMeshProtos, NODE_SERVICE_NAME } from './proto.js';
+import { type RequestHandler, ServerSession, type SessionHost } from './server-session.js';
+
+/** How long aborted calls get to answer once the grace period is over. */
+const ABORT_SETTLE_MS = 2_000;
+/** How long {@link MeshServer.close} waits for a clean shutdown before forcing it. */
+const CLOSE_TIMEOUT_MS = 2_000;
+
+/** Options of {@link MeshServer}. */
+export interface MeshServerOptions {
+  readonly nodeId: string;
+  readonly nodeType: NodeType;
+  /** The build's version, sent in hello. */
+  readonly version: string;
+  /** `MEMQL_MESH_TOKEN`; `null` accepts every stream, unauthenticated. */
+  readonly token: string | null;
+  /** `MEMQL_TLS_*`; `null` serves plaintext. */
+  readonly tls: MeshTlsConfig | null;
+  readonly log: Logger;
+  /** Answers requests; `null` for a node that serves only health. */
+  readonly handler: RequestHandler | null;
+  /** Calls the node runs at once, reported in health frames. Default 1. */
+  readonly capacity?: number;
+  /** Health frame period, ms. Default {@link HEALTH_INTERVAL_MS}. */
+  readonly healthIntervalMs?: number;
+  /** Largest frame accepted, bytes. Default {@link MAX_FRAME_BYTES}. */
+  readonly maxFrameBytes?: number;
+}
+
+/** The outcome of {@link MeshServer.drain}. */
+export interface DrainOutcome {
+  /** Calls that finished within the grace period. */
+  readonly finished: number;
+  /** Calls still running when it ended, which were aborted. */
+  readonly aborted: number;
+}
+
+/** A node's gRPC server. */
+export class MeshServer {
+  private readonly server: Server;
+  private readonly health = new HealthStatusTable();
+  private readonly sessions = new Set<ServerSession>();
+  private readonly tasks = new Map<Promise<void>, AbortController>();
+  private draining = false;
+  private ticker: NodeJS.Timeout | undefined;
+  private readonly hello: HelloFrame;
+  private readonly capacity: number;
+
+  constructor(private readonly options: MeshServerOptions) {
+    const maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    this.server = new Server(serverChannelOptions(maxFrameBytes));
+    this.hello = {
+      kind: 'hello',
+      nodeId: options.nodeId,
+      nodeType: options.nodeType,
+      version: options.version,
+    };
+    this.capacity = Math.max(1, options.capacity ?? 1);
+    const protos = loadMeshProtos();
+    this.server.addService(protos.healthService, this.health.implementation());
+    this.health.set('', 'NOT_SERVING');
+    if (options.handler) {
+      this.server.addService(
+        tolerantService(protos.nodeService, maxFrameBytes),
+        this.streamImplementation(options.handler),
+      );
+      this.health.set(NODE_SERVICE_NAME, 'NOT_SERVING');
+    }
+  }
+
+  /** Calls running now. */
+  get inFlight(): number {
+    return this.tasks.size;
+  }
+
+  /** Binds and starts serving; resolves to the bound address (port 0 picks one). */
+  async start(listen: ListenAddress): Promise<ListenAddress> {
+    const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+    const port = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(
+        `${host}:${listen.port}`,
+        serverCredentials(this.options.tls),
+        (err, bound) => (err ? reject(err) : resolve(bound)),
+      );
+    });
+    this.health.setAll('SERVING');
+    const every = this.options.healthIntervalMs ?? HEALTH_INTERVAL_MS;
+    this.ticker = setInterval(() => this.broadcastHealth(), every);
+    this.ticker.unref();
+    this.options.log.info({ grpcAddress: `${host}:${port}` }, 'mesh server listening');
+    return { host: listen.host, port };
+  }
+
+  /** The health frame this node sends now. */
+  healthFrame(): HealthFrame {
+    const n = this.tasks.size;
+    return {
+      kind: 'health',
+      healthy: !this.draining,
+      running: Math.min(n, this.capacity),
+      queued: Math.max(0, n - this.capacity),
+      capacity: this.capacity,
+    };
+  }
+
+  /**
+   * Stops taking calls (new requests are answered `unavailable`), reports unhealthy
+   * on every stream and to health probes, and waits up to `graceMs` for in-flight
+   * calls. Calls still running then are aborted (their commands are killed and they
+   * answer as cancelled) and given a moment to answer.
+   */
+  async drain(graceMs: number): Promise<DrainOutcome> {
+    this.draining = true;
+    this.health.setAll('NOT_SERVING');
+    this.broadcastHealth();
+    const started = this.tasks.size;
+    this.options.log.info({ inFlight: started, graceMs }, 'draining: no new calls');
+    await waitFor([...this.tasks.keys()], graceMs);
+    const left = [...this.tasks.entries()];
+    for (const [, controller] of left) controller.abort();
+    if (left.length > 0) {
+      this.options.log.warn({ aborted: left.length }, 'grace period over: in-flight calls aborted');
+      await waitFor(
+        left.map(([task]) => task),
+        ABORT_SETTLE_MS,
+      );
+    }
+    return { finished: started - left.length, aborted: left.length };
+  }
+
+  /** Ends every stream and stops the server. Idempotent. */
+  async close(): Promise<void> {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+    this.draining = true;
+    for (const [, controller] of this.tasks) controller.abort();
+    for (const session of [...this.sessions]) session.end();
+    this.health.endWatches();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, CLOSE_TIMEOUT_MS);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private broadcastHealth(): void {
+    for (const session of this.sessions) session.sendHealth();
+  }
+
+  private streamImplementation(handler: RequestHandler): UntypedServiceImplementation {
+    const log = this.options.log.child({ component: 'mesh-server' });
+    const host: SessionHost = {
+      hello: this.hello,
+      handler,
+      log,
+      admit: () =>
+        this.draining
+          ? {
+              errorCode: 'unavailable',
+              message: `unavailable: node "${this.options.nodeId}" is shutting down and takes no new calls; retry, and another replica will be picked`,
+            }
+          : null,
+      track: (task, controller) => {
+        const running: Promise<void> = task(controller.signal).finally(() => {
+          this.tasks.delete(running);
+          this.broadcastHealth();
+        });
+        this.tasks.set(running, controller);
+        this.broadcastHealth();
+      },
+      health: () => this.healthFrame(),
+      closed: (session) => this.sessions.delete(session),
+    };
+    return {
+      Stream: (call: ServerDuplexStream<unknown, unknown>) => {
+        const auth = checkMeshToken(this.options.token, call.metadata);
+        if (!auth.ok) {
+          log.warn(
+            { peer: call.getPeer(), reason: auth.reason },
+            'stream refused: mesh token missing or wrong',
+          );
+          call.emit('error', {
+            code: status.UNAUTHENTICATED,
+            details: `unauthenticated: the mesh token is ${auth.reason}; present MEMQL_MESH_TOKEN as "authorization: Bearer <token>"`,
+          });
+          return;
+        }
+        const session = new ServerSession(call, host, auth.authenticated);
+        this.sessions.add(session);
+        session.start();
+      },
+    };
+  }
+}
+
+/** The node service with deserializers that never throw (see `tolerantDeserializer`). */
+function tolerantService(service: ServiceDefinition, maxFrameBytes: number): ServiceDefinition {
+  const out: Record<string, ServiceDefinition[string]> = {};
+  for (const [name, method] of Object.entries(service)) {
+    out[name] = {
+      ...method,
+      requestDeserialize: tolerantDeserializer(method.requestDeserialize, maxFrameBytes),
+    };
+  }
+  return out as ServiceDefinition;
+}
+
+/** Waits for every promise, or until `ms` passes. */
+async function waitFor(promises: Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}

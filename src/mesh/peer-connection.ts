@@ -1,0 +1,351 @@
+/**
+ * The dialling side of one stream to one replica. It connects, says hello, tracks
+ * the replica's hello and health, multiplexes requests by id, and reconnects with
+ * jittered backoff whenever the stream ends.
+ *
+ * Lifecycle (one transition function, one log line per move):
+ * `connecting` (dialled, no hello yet) -> `ready` (hello received) -> `backoff`
+ * (stream over, waiting to redial) -> `connecting` ...; `closed` is final.
+ *
+ * @module
+ */
+
+import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
+import type { MeshTlsConfig } from '../config/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
+import { FrameWriter } from './frame-writer.js';
+import {
+  decodeFrame,
+  type Frame,
+  type HealthFrame,
+  type HelloFrame,
+  type ResponseFrame,
+  tolerantDeserializer,
+  type WireAuthority,
+} from './frames.js';
+import { clientChannelOptions, HEALTH_STALE_MS, MAX_FRAME_BYTES } from './limits.js';
+import { meshTokenMetadata } from './mesh-auth.js';
+import { channelCredentials } from './mesh-credentials.js';
+import type { PeerView } from './peer-picker.js';
+import { loadMeshProtos, NODE_STREAM_PATH } from './proto.js';
+
+/** Where one replica listens. */
+export interface PeerEndpoint {
+  /** IP address (or host name) to dial. */
+  readonly host: string;
+  readonly port: number;
+  /** The seed's host name, checked against the replica's TLS certificate. */
+  readonly serverName: string;
+}
+
+/** The state of a {@link PeerConnection}. */
+export type PeerState = 'connecting' | 'ready' | 'backoff' | 'closed';
+
+/** Options of {@link PeerConnection}. */
+export interface PeerConnectionOptions {
+  readonly endpoint: PeerEndpoint;
+  /** What this node says in hello. */
+  readonly self: Omit<HelloFrame, 'kind'>;
+  readonly token: string | null;
+  readonly tls: MeshTlsConfig | null;
+  readonly log: Logger;
+  readonly backoff?: BackoffOptions;
+  /** Uniform draws in [0, 1) for backoff jitter. Default `Math.random`. */
+  readonly random?: () => number;
+  /** Clock, ms. Default `Date.now`. */
+  readonly now?: () => number;
+  /** Health older than this is stale, ms. Default {@link HEALTH_STALE_MS}. */
+  readonly healthStaleMs?: number;
+  /** Called after every change of state, hello or health. */
+  readonly onChange?: () => void;
+}
+
+/** Per-request options of {@link PeerConnection.request}. */
+export interface PeerRequestOptions {
+  /** Aborting sends a Cancel frame; the request still resolves with the replica's answer. */
+  readonly signal?: AbortSignal;
+  /** Receives Output frames of this request. */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+}
+
+/** A request could not be completed because the stream is not (or no longer) up. */
+export class PeerUnavailableError extends Error {
+  /**
+   * @param sent - whether the request frame had been written: if so the replica may
+   *   have acted on it, and the caller must not assume it did not.
+   */
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
+    super(message);
+    this.name = 'PeerUnavailableError';
+  }
+}
+
+interface Pending {
+  resolve(frame: ResponseFrame): void;
+  reject(err: Error): void;
+  onOutput?: PeerRequestOptions['onOutput'];
+}
+
+/** Formats `host:port`, bracketing IPv6. */
+export function endpointKey(endpoint: { host: string; port: number }): string {
+  return endpoint.host.includes(':')
+    ? `[${endpoint.host}]:${endpoint.port}`
+    : `${endpoint.host}:${endpoint.port}`;
+}
+
+/** One stream to one replica, redialled until closed. */
+export class PeerConnection {
+  readonly key: string;
+  private state: PeerState = 'connecting';
+  private attempt = 0;
+  private generation = 0;
+  private client: Client | undefined;
+  private call: ClientDuplexStream<unknown, unknown> | undefined;
+  private writer: FrameWriter | undefined;
+  private hello: HelloFrame | undefined;
+  private health: { frame: HealthFrame; at: number } | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
+  private readonly service: ServiceDefinition;
+
+  constructor(private readonly options: PeerConnectionOptions) {
+    this.key = endpointKey(options.endpoint);
+    this.log = options.log.child({ peer: this.key });
+    this.service = loadMeshProtos().nodeService;
+  }
+
+  /** Dials for the first time. */
+  start(): void {
+    this.connect();
+  }
+
+  /** The replica's node id from its hello, if it said one. */
+  get nodeId(): string | null {
+    return this.hello?.nodeId || null;
+  }
+
+  /** The current lifecycle state. */
+  get currentState(): PeerState {
+    return this.state;
+  }
+
+  /** What the picker needs to know, as of now. */
+  view(): PeerView {
+    const now = (this.options.now ?? Date.now)();
+    const stale = this.options.healthStaleMs ?? HEALTH_STALE_MS;
+    const connected = this.state === 'ready';
+    const h = this.health;
+    const fresh = h !== undefined && now - h.at <= stale;
+    return {
+      key: this.key,
+      nodeId: this.nodeId,
+      connected,
+      healthy: connected && fresh && h.frame.healthy,
+      running: h?.frame.running ?? 0,
+      queued: h?.frame.queued ?? 0,
+      capacity: h?.frame.capacity ?? 0,
+    };
+  }
+
+  /**
+   * Sends one request and resolves with its Response. Rejects with
+   * {@link PeerUnavailableError} when the stream is not ready or ends first.
+   */
+  request(
+    method: string,
+    authority: WireAuthority | null,
+    payload: Buffer,
+    options: PeerRequestOptions = {},
+  ): Promise<ResponseFrame> {
+    const writer = this.writer;
+    if (this.state !== 'ready' || writer === undefined || !writer.open) {
+      return Promise.reject(new PeerUnavailableError(`peer ${this.key} is not connected`, false));
+    }
+    if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
+      return Promise.resolve({
+        kind: 'response',
+        id: '',
+        ok: false,
+        errorCode: 'payload_too_large',
+        message: `payload_too_large: the call is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
+        payload: Buffer.alloc(0),
+      });
+    }
+    this.nextId += 1;
+    const id = `${this.generation}.${this.nextId}`;
+    return new Promise<ResponseFrame>((resolve, reject) => {
+      let written = false;
+      const cancel = () => {
+        if (this.pending.has(id)) writer.send({ kind: 'cancel', id }).catch(() => {});
+      };
+      const settle = () => options.signal?.removeEventListener('abort', cancel);
+      this.pending.set(id, {
+        resolve: (frame) => {
+          settle();
+          resolve(frame);
+        },
+        reject: (err) => {
+          settle();
+          reject(
+            err instanceof PeerUnavailableError
+              ? new PeerUnavailableError(err.message, written)
+              : err,
+          );
+        },
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      });
+      writer
+        .send({ kind: 'request', id, method, authority, payload })
+        .then(() => {
+          written = true;
+          if (options.signal?.aborted) cancel();
+          else options.signal?.addEventListener('abort', cancel, { once: true });
+        })
+        .catch(() => {
+          const entry = this.pending.get(id);
+          this.pending.delete(id);
+          entry?.reject(
+            new PeerUnavailableError(
+              `peer ${this.key}: the stream closed before the call was sent`,
+              false,
+            ),
+          );
+        });
+    });
+  }
+
+  /** Stops redialling and ends the stream; pending requests reject. */
+  close(): void {
+    if (this.state === 'closed') return;
+    clearTimeout(this.timer);
+    this.moveTo('closed', {});
+    this.teardown('connection closed');
+  }
+
+  private moveTo(next: PeerState, fields: Record<string, unknown>): void {
+    if (this.state === next) return;
+    const previous = this.state;
+    this.state = next;
+    this.log.info({ from: previous, to: next, ...fields }, `peer ${next}`);
+    this.options.onChange?.();
+  }
+
+  private connect(): void {
+    if (this.state === 'closed') return;
+    this.generation += 1;
+    const generation = this.generation;
+    this.moveTo('connecting', { attempt: this.attempt });
+    const { endpoint, tls } = this.options;
+    const channelOptions: Record<string, string | number> = { ...clientChannelOptions() };
+    if (tls !== null && endpoint.serverName !== endpoint.host) {
+      channelOptions['grpc.ssl_target_name_override'] = endpoint.serverName;
+      channelOptions['grpc.default_authority'] = endpoint.serverName;
+    }
+    const method = this.service.Stream;
+    if (!method) throw new Error('NodeService has no Stream method');
+    const client = new Client(this.key, channelCredentials(tls), channelOptions);
+    const call = client.makeBidiStreamRequest(
+      NODE_STREAM_PATH,
+      method.requestSerialize,
+      tolerantDeserializer(method.responseDeserialize),
+      meshTokenMetadata(this.options.token),
+    );
+    this.client = client;
+    this.call = call;
+    this.writer = new FrameWriter(call);
+    const down = (reason: string) => {
+      if (generation === this.generation) this.onDown(reason);
+    };
+    call.on('data', (message: unknown) => {
+      if (generation === this.generation) this.onMessage(message);
+    });
+    call.on('error', (err: Error & { code?: number; details?: string }) =>
+      down(err.details ?? err.message),
+    );
+    call.on('end', () => down('the replica ended the stream'));
+    call.on('close', () => down('stream closed'));
+    this.writer.send({ kind: 'hello', ...this.options.self }).catch(() => {});
+  }
+
+  private onMessage(message: unknown): void {
+    const decoded = decodeFrame(message);
+    if (!decoded.ok) {
+      this.log.warn({ problem: decoded.problem }, 'malformed frame from replica ignored');
+      const entry = this.pending.get(decoded.id);
+      if (entry) {
+        this.pending.delete(decoded.id);
+        entry.reject(new Error(decoded.problem));
+      }
+      return;
+    }
+    this.onFrame(decoded.frame);
+  }
+
+  private onFrame(frame: Frame): void {
+    switch (frame.kind) {
+      case 'hello':
+        this.hello = frame;
+        this.attempt = 0;
+        this.moveTo('ready', { nodeId: frame.nodeId, version: frame.version });
+        return;
+      case 'health': {
+        const was = this.health?.frame.healthy;
+        this.health = { frame, at: (this.options.now ?? Date.now)() };
+        if (was !== frame.healthy) {
+          this.log.info({ healthy: frame.healthy, nodeId: this.nodeId }, 'peer health changed');
+        }
+        this.options.onChange?.();
+        return;
+      }
+      case 'response': {
+        const entry = this.pending.get(frame.id);
+        this.pending.delete(frame.id);
+        entry?.resolve(frame);
+        return;
+      }
+      case 'output':
+        this.pending.get(frame.id)?.onOutput?.(frame.stream, frame.chunk);
+        return;
+      case 'request':
+      case 'cancel':
+        this.log.warn({ kind: frame.kind }, 'unexpected frame from replica ignored');
+        return;
+    }
+  }
+
+  private onDown(reason: string): void {
+    this.teardown(reason);
+    if (this.state === 'closed') return;
+    const delay = nextBackoff(
+      this.attempt,
+      (this.options.random ?? Math.random)(),
+      this.options.backoff ?? DEFAULT_BACKOFF,
+    );
+    this.attempt += 1;
+    this.health = undefined;
+    this.moveTo('backoff', { reason, retryInMs: delay });
+    this.timer = setTimeout(() => this.connect(), delay);
+    this.timer.unref();
+  }
+
+  private teardown(reason: string): void {
+    this.generation += 1;
+    this.writer?.close();
+    this.call?.cancel();
+    this.client?.close();
+    this.writer = undefined;
+    this.call = undefined;
+    this.client = undefined;
+    const failed = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of failed) {
+      entry.reject(new PeerUnavailableError(`peer ${this.key} went away: ${reason}`, true));
+    }
+  }
+}

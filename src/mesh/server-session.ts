@@ -1,0 +1,250 @@
+/**
+ * One accepted `NodeService.Stream` on the serving side: reads frames, runs each
+ * request through the node's handler with its own AbortSignal, streams its output,
+ * answers it, and honours cancels. A malformed frame is answered with an error
+ * Response; the stream and the node carry on.
+ *
+ * @module
+ */
+
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Logger } from '../telemetry/logger.js';
+import { FrameWriter } from './frame-writer.js';
+import {
+  decodeFrame,
+  errorResponse,
+  type Frame,
+  type HealthFrame,
+  type HelloFrame,
+  type RequestFrame,
+  type ResponseFrame,
+  type WireAuthority,
+} from './frames.js';
+import { MAX_FRAME_BYTES, OUTPUT_CHUNK_BYTES } from './limits.js';
+
+/** A request as the node's handler sees it. */
+export interface ServedRequest {
+  readonly id: string;
+  readonly method: string;
+  readonly authority: WireAuthority | null;
+  readonly payload: Buffer;
+  /** The stream presented the configured mesh token. */
+  readonly authenticated: boolean;
+  /** The peer's node id from its hello; `null` before one. */
+  readonly peerNodeId: string | null;
+}
+
+/** What a handler can do while it runs. */
+export interface RequestContext {
+  /** Aborted by a Cancel frame, the stream going away, or the node's shutdown grace ending. */
+  readonly signal: AbortSignal;
+  /**
+   * Streams a chunk of output to the caller, ahead of the response. Queued in order;
+   * exec output is bounded by its own limit, so the queue is too.
+   */
+  output(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+}
+
+/** A handler's answer. */
+export interface HandlerAnswer {
+  readonly ok: boolean;
+  readonly errorCode?: string;
+  readonly message?: string;
+  readonly payload?: Buffer;
+}
+
+/** Answers requests of one method family. Should not throw; a throw is answered `internal`. */
+export type RequestHandler = (
+  request: ServedRequest,
+  ctx: RequestContext,
+) => Promise<HandlerAnswer>;
+
+/** What a session needs from its server. */
+export interface SessionHost {
+  readonly hello: HelloFrame;
+  readonly handler: RequestHandler;
+  readonly log: Logger;
+  /** `null` when a request may start; otherwise the refusal to answer with. */
+  admit(): { errorCode: string; message: string } | null;
+  /** Runs `task` as an in-flight request the server can wait for and abort. */
+  track(task: (signal: AbortSignal) => Promise<void>, controller: AbortController): void;
+  /** The health frame to send now. */
+  health(): HealthFrame;
+  /** Called once when the stream is over. */
+  closed(session: ServerSession): void;
+}
+
+/** The serving side of one stream. */
+export class ServerSession {
+  private readonly writer: FrameWriter;
+  private readonly inFlight = new Map<string, AbortController>();
+  private peerNodeId: string | null = null;
+  private done = false;
+  private peerEnded = false;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly call: ServerDuplexStream<unknown, unknown>,
+    private readonly host: SessionHost,
+    private readonly authenticated: boolean,
+  ) {
+    this.writer = new FrameWriter(call);
+    this.log = host.log.child({ peer: call.getPeer() });
+  }
+
+  /** Says hello and starts reading. */
+  start(): void {
+    this.call.on('data', (message: unknown) => this.onMessage(message));
+    this.call.on('end', () => {
+      // The caller sent its last frame; answer what is in flight, then end our side.
+      this.peerEnded = true;
+      if (this.inFlight.size === 0) this.end();
+    });
+    this.call.on('cancelled', () => this.finish('peer cancelled the stream', true));
+    this.call.on('error', (err: Error) => this.finish(`stream error: ${err.message}`, true));
+    this.call.on('close', () => this.finish('stream closed', true));
+    this.send(this.host.hello);
+    this.send(this.host.health());
+  }
+
+  /** Sends a fresh health frame. */
+  sendHealth(): void {
+    if (!this.done) this.send(this.host.health());
+  }
+
+  /** Ends the stream from this side (the node is stopping). */
+  end(): void {
+    if (this.done) return;
+    this.finish(this.peerEnded ? 'peer ended the stream' : 'node is stopping', true);
+    this.call.end();
+  }
+
+  private send(frame: Frame): void {
+    this.writer.send(frame).catch(() => {
+      // The stream is gone; finish() has cleaned up, nothing is waiting on this write.
+    });
+  }
+
+  private onMessage(message: unknown): void {
+    const decoded = decodeFrame(message);
+    if (!decoded.ok) {
+      this.log.warn({ problem: decoded.problem, requestId: decoded.id }, 'malformed frame refused');
+      this.send(
+        errorResponse(decoded.id, 'invalid_arguments', `invalid_arguments: ${decoded.problem}`),
+      );
+      return;
+    }
+    const frame = decoded.frame;
+    switch (frame.kind) {
+      case 'hello':
+        this.peerNodeId = frame.nodeId || null;
+        this.log.info(
+          { peerNodeId: frame.nodeId, peerNodeType: frame.nodeType },
+          'peer said hello',
+        );
+        return;
+      case 'health':
+        return;
+      case 'request':
+        this.onRequest(frame);
+        return;
+      case 'cancel':
+        this.inFlight.get(frame.id)?.abort();
+        return;
+      case 'response':
+      case 'output':
+        this.log.warn(
+          { kind: frame.kind, requestId: frame.id },
+          'unexpected frame from a caller ignored',
+        );
+        return;
+    }
+  }
+
+  private onRequest(frame: RequestFrame): void {
+    if (this.inFlight.has(frame.id)) {
+      this.send(
+        errorResponse(
+          frame.id,
+          'invalid_arguments',
+          `invalid_arguments: request id "${frame.id}" is already in flight on this stream`,
+        ),
+      );
+      return;
+    }
+    const refusal = this.host.admit();
+    if (refusal) {
+      this.send(errorResponse(frame.id, refusal.errorCode, refusal.message));
+      return;
+    }
+    const controller = new AbortController();
+    this.inFlight.set(frame.id, controller);
+    const request: ServedRequest = {
+      id: frame.id,
+      method: frame.method,
+      authority: frame.authority,
+      payload: frame.payload,
+      authenticated: this.authenticated,
+      peerNodeId: this.peerNodeId,
+    };
+    const output = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+      for (let at = 0; at < chunk.length; at += OUTPUT_CHUNK_BYTES) {
+        this.send({
+          kind: 'output',
+          id: frame.id,
+          stream,
+          chunk: chunk.subarray(at, at + OUTPUT_CHUNK_BYTES),
+        });
+      }
+    };
+    this.host.track(async (signal) => {
+      let answer: HandlerAnswer;
+      try {
+        answer = await this.host.handler(request, { signal, output });
+      } catch (err) {
+        this.log.error({ err, requestId: frame.id }, 'request handler failed');
+        answer = {
+          ok: false,
+          errorCode: 'internal',
+          message: 'internal: internal error; see node logs',
+        };
+      } finally {
+        this.inFlight.delete(frame.id);
+      }
+      await this.writer.send(responseFrame(frame.id, answer)).catch(() => {
+        this.log.warn({ requestId: frame.id }, 'response not delivered: the stream is gone');
+      });
+      if (this.peerEnded && this.inFlight.size === 0) this.end();
+    }, controller);
+  }
+
+  private finish(reason: string, abort: boolean): void {
+    if (abort) {
+      for (const c of this.inFlight.values()) c.abort();
+    }
+    if (this.done) return;
+    this.done = true;
+    this.log.info({ reason, inFlight: this.inFlight.size }, 'stream over');
+    this.host.closed(this);
+  }
+}
+
+/** The Response frame for an answer, refusing payloads over the frame limit. */
+function responseFrame(id: string, answer: HandlerAnswer): ResponseFrame {
+  const payload = answer.payload ?? Buffer.alloc(0);
+  if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
+    return errorResponse(
+      id,
+      'payload_too_large',
+      `payload_too_large: the answer is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
+    );
+  }
+  return {
+    kind: 'response',
+    id,
+    ok: answer.ok,
+    errorCode: answer.ok ? '' : (answer.errorCode ?? 'internal'),
+    message: answer.message ?? '',
+    payload,
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The workbench node's answer to forwarded calls: `workbench.dispatch` requests run
+ * through the same `handleDispatch` as the local path, with the authority
+ * re-derived from the wire (see `wire-authority.ts`), exec output streamed as Output
+ * frames, and cancels turned into the call's AbortSignal. Results cross the wire as
+ * the Response's ok / error code / message and a JSON payload, and are rebuilt on
+ * the agent by {@link resultFromResponse}.
+ *
+ * @module
+ */
+
+import {
+  type DispatchResult,
+  errorResult,
+  INTERNAL_ERROR_MESSAGE,
+  isErrorCode,
+  okResult,
+} from '../contract/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { DispatchTarget } from './dispatch-target.js';
+import type { ResponseFrame } from './frames.js';
+import type { HandlerAnswer, RequestHandler } from './server-session.js';
+import { authorityFromWire } from './wire-authority.js';
+
+/** The method of a forwarded `workbenchHost` call. */
+export const WORKBENCH_DISPATCH_METHOD = 'workbench.dispatch';
+
+/** A dispatch result as a handler answer. */
+export function answerFromResult(result: DispatchResult): HandlerAnswer {
+  if (result.ok) {
+    return { ok: true, payload: jsonBytes(result.payload) };
+  }
+  return {
+    ok: false,
+    errorCode: result.errorCode,
+    message: result.message,
+    payload: result.payload === undefined ? Buffer.alloc(0) : jsonBytes(result.payload),
+  };
+}
+
+/** A Response frame back as a dispatch result. Unknown codes and bad JSON are `internal`. */
+export function resultFromResponse(frame: ResponseFrame): DispatchResult {
+  let payload: unknown;
+  if (frame.payload.length > 0) {
+    try {
+      payload = JSON.parse(frame.payload.toString('utf8'));
+    } catch {
+      return errorResult('internal', INTERNAL_ERROR_MESSAGE);
+    }
+  }
+  if (frame.ok) return okResult(payload ?? null);
+  if (!isErrorCode(frame.errorCode)) return errorResult('internal', INTERNAL_ERROR_MESSAGE);
+  return errorResult(frame.errorCode, frame.message, payload);
+}
+
+function jsonBytes(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value ?? null), 'utf8');
+}
+
+function refuse(code: 'invalid_arguments', message: string): HandlerAnswer {
+  return answerFromResult(errorResult(code, message));
+}
+
+/** The request handler of a workbench node, over its host. */
+export function createWorkbenchHandler(host: DispatchTarget, log: Logger): RequestHandler {
+  return async (request, ctx) => {
+    if (request.method !== WORKBENCH_DISPATCH_METHOD) {
+      return refuse(
+        'invalid_arguments',
+        `invalid_arguments: unknown method ${JSON.stringify(request.method)}; this node serves "${WORKBENCH_DISPATCH_METHOD}"`,
+      );
+    }
+    const authority = authorityFromWire(request.authority, request.authenticated);
+    if (!authority.ok) return answerFromResult(authority);
+    let envelope: unknown;
+    try {
+      envelope = JSON.parse(request.payload.toString('utf8'));
+    } catch {
+      return refuse('invalid_arguments', 'invalid_arguments: the request payload is not JSON');
+    }
+    const result = await host.handleDispatch(envelope, authority.authority, {
+      signal: ctx.signal,
+      onOutput: (stream, chunk) => ctx.output(stream, chunk),
+    });
+    if (!result.ok) {
+      log.debug({ requestId: request.id, errorCode: result.errorCode }, 'forwarded call refused');
+    }
+    return answerFromResult(result);
+  };
+}

@@ -1,0 +1,180 @@
+import t from 'tap';
+import { errorResult, okResult, systemAuthority, userAuthority } from '../../src/contract/index.js';
+import {
+  decodeFrame,
+  encodeFrame,
+  type Frame,
+  tolerantDeserializer,
+} from '../../src/mesh/frames.js';
+import { checkMeshToken, meshTokenMetadata, tokensEqual } from '../../src/mesh/mesh-auth.js';
+import { loadMeshProtos, packageVersion } from '../../src/mesh/proto.js';
+import { authorityFromWire, authorityToWire } from '../../src/mesh/wire-authority.js';
+import { answerFromResult, resultFromResponse } from '../../src/mesh/workbench-service.js';
+
+const method = loadMeshProtos().nodeService.Stream!;
+const roundTrip = (f: Frame) =>
+  decodeFrame(method.requestDeserialize(method.requestSerialize(encodeFrame(f))));
+
+t.test('every frame kind survives the proto round trip', async (t) => {
+  const frames: Frame[] = [
+    { kind: 'hello', nodeId: 'wb-1', nodeType: 'workbench', version: '0.1.0' },
+    { kind: 'health', healthy: true, running: 2, queued: 1, capacity: 4 },
+    {
+      kind: 'request',
+      id: '1.1',
+      method: 'workbench.dispatch',
+      authority: { class: 'user', subject: 'user:a' },
+      payload: Buffer.from('{}'),
+    },
+    { kind: 'request', id: '1.2', method: 'm', authority: null, payload: Buffer.alloc(0) },
+    {
+      kind: 'response',
+      id: '1.1',
+      ok: false,
+      errorCode: 'invalid_path',
+      message: 'no',
+      payload: Buffer.from('1'),
+    },
+    { kind: 'output', id: '1.1', stream: 'stderr', chunk: Buffer.from('oops') },
+    { kind: 'output', id: '1.1', stream: 'stdout', chunk: Buffer.from('fine') },
+    { kind: 'cancel', id: '1.1' },
+  ];
+  for (const f of frames) t.same(roundTrip(f), { ok: true, frame: f }, f.kind);
+});
+
+t.test('malformed frames say what is wrong, with the id when there is one', async (t) => {
+  const cases: [unknown, string, string][] = [
+    [null, 'not a message', ''],
+    [{}, 'no frame kind', ''],
+    [{ kind: 'request', request: { id: '', method: 'm' } }, 'request id is empty', ''],
+    [
+      { kind: 'request', request: { id: 'x'.repeat(200), method: 'm' } },
+      'longer than',
+      'x'.repeat(128),
+    ],
+    [{ kind: 'request', request: { id: 'r', method: '' } }, 'method is empty', 'r'],
+    [
+      {
+        kind: 'request',
+        request: { id: 'r', method: 'm', authority: { class: 'root', subject: 's' } },
+      },
+      'authority class',
+      'r',
+    ],
+    [{ kind: 'output', output: { id: 'r' } }, 'no chunk', 'r'],
+    [{ kind: 'cancel', cancel: { id: '' } }, 'cancel id is empty', ''],
+    [{ kind: 'weird', weird: {} }, 'unknown frame kind', ''],
+  ];
+  for (const [input, problem, id] of cases) {
+    const d = decodeFrame(input);
+    t.equal(d.ok, false, problem);
+    if (!d.ok) {
+      t.match(d.problem, problem);
+      t.equal(d.id, id);
+    }
+  }
+  const de = tolerantDeserializer(method.requestDeserialize, 10);
+  t.match(decodeFrame(de(Buffer.from([0xff, 0xff, 0xff]))), { ok: false, problem: /not a memql/ });
+  t.match(decodeFrame(de(Buffer.alloc(11))), { ok: false, problem: /over the 10-byte limit/ });
+});
+
+t.test('mesh token: constant-time compare, refused when missing or wrong', async (t) => {
+  t.equal(tokensEqual('abc', 'abc'), true);
+  t.equal(tokensEqual('abc', 'abd'), false);
+  t.equal(tokensEqual('abc', 'abcd'), false, 'different lengths compare without throwing');
+  const token = 'secret-0123456789abcdef';
+  t.same(checkMeshToken(token, meshTokenMetadata(token)), { ok: true, authenticated: true });
+  t.same(checkMeshToken(token, meshTokenMetadata('nope-0123456789abcdef')), {
+    ok: false,
+    reason: 'wrong',
+  });
+  t.same(checkMeshToken(token, meshTokenMetadata(null)), { ok: false, reason: 'missing' });
+  const raw = meshTokenMetadata(null);
+  raw.set('authorization', token);
+  t.same(
+    checkMeshToken(token, raw),
+    { ok: false, reason: 'missing' },
+    'the Bearer scheme is required',
+  );
+  t.same(checkMeshToken(null, meshTokenMetadata(token)), { ok: true, authenticated: false });
+});
+
+t.test('authority on the wire is re-derived; system only from an authenticated peer', async (t) => {
+  const user = userAuthority('user:alice');
+  const system = systemAuthority('system:deploy');
+  t.same(authorityToWire(user), { class: 'user', subject: 'user:alice' });
+  t.same(authorityToWire(system), { class: 'system', subject: 'system:deploy' });
+  t.equal(
+    authorityToWire({ class: 'system', subject: 'system:deploy' }),
+    null,
+    'an unminted system claim is never sent',
+  );
+
+  const fromUser = authorityFromWire({ class: 'user', subject: 'user:alice' }, false);
+  t.match(fromUser, { ok: true, authority: { class: 'user', subject: 'user:alice' } });
+  t.match(authorityFromWire({ class: 'system', subject: 'system:deploy' }, false), {
+    ok: false,
+    errorCode: 'forbidden',
+  });
+  const fromSystem = authorityFromWire({ class: 'system', subject: 'system:deploy' }, true);
+  t.equal(fromSystem.ok, true);
+  t.match(authorityFromWire({ class: 'system', subject: 'user:alice' }, true), {
+    ok: false,
+    errorCode: 'forbidden',
+  });
+  t.match(authorityFromWire({ class: 'user', subject: 'system:deploy' }, true), {
+    ok: false,
+    errorCode: 'invalid_arguments',
+  });
+  t.match(authorityFromWire(null, true), { ok: false, errorCode: 'invalid_arguments' });
+});
+
+t.test('dispatch results survive the wire', async (t) => {
+  const response = (r: Parameters<typeof answerFromResult>[0]) => {
+    const a = answerFromResult(r);
+    return resultFromResponse({
+      kind: 'response',
+      id: '1',
+      ok: a.ok,
+      errorCode: a.errorCode ?? '',
+      message: a.message ?? '',
+      payload: a.payload ?? Buffer.alloc(0),
+    });
+  };
+  for (const r of [
+    okResult({ path: 'a', size: 1 }),
+    okResult(null),
+    errorResult('invalid_path', 'invalid_path: no'),
+    errorResult('environment_mismatch', 'environment_mismatch: gpu', { unmetNeeds: ['gpu'] }),
+  ]) {
+    t.same(response(r), r);
+  }
+  t.match(
+    resultFromResponse({
+      kind: 'response',
+      id: '1',
+      ok: false,
+      errorCode: 'made_up',
+      message: 'x',
+      payload: Buffer.alloc(0),
+    }),
+    { ok: false, errorCode: 'internal' },
+    'an unknown code is not trusted',
+  );
+  t.match(
+    resultFromResponse({
+      kind: 'response',
+      id: '1',
+      ok: true,
+      errorCode: '',
+      message: '',
+      payload: Buffer.from('{'),
+    }),
+    { ok: false, errorCode: 'internal' },
+  );
+});
+
+t.test('the proto loads from the package root, compiled or not', async (t) => {
+  t.match(packageVersion(), /^\d+\.\d+\.\d+/);
+  t.ok(loadMeshProtos().healthService.Check);
+});
