@@ -1,0 +1,103 @@
+/**
+ * The workbench node: serves `NodeService.Stream` and `grpc.health.v1` on
+ * `MEMQL_GRPC_LISTEN`, answering forwarded calls with the workbench host. Wiring
+ * only: load config, build the parts, serve, drain and stop on SIGTERM or SIGINT.
+ *
+ * Flags: `--shutdown-grace-ms=<ms>` (default 25000): how long in-flight calls get to
+ * finish after a stop signal before they are aborted.
+ */
+import { hostname } from 'node:os';
+import Dockerode from 'dockerode';
+import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
+import { MeshServer } from '../../src/mesh/mesh-server.js';
+import { packageVersion } from '../../src/mesh/proto.js';
+import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
+import { openDb } from '../../src/store/index.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+
+const DEFAULT_GRACE_MS = 25_000;
+
+function graceMs(argv: readonly string[]): number {
+  const flag = argv.find((a) => a.startsWith('--shutdown-grace-ms='));
+  if (flag === undefined) return DEFAULT_GRACE_MS;
+  const value = Number(flag.slice('--shutdown-grace-ms='.length));
+  if (!Number.isSafeInteger(value) || value < 0) {
+    process.stderr.write(`--shutdown-grace-ms must be a non-negative integer (ms), got ${flag}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+async function main(): Promise<void> {
+  const grace = graceMs(process.argv.slice(2));
+  let config: Config;
+  try {
+    config = loadConfig(process.env, { hostname: hostname(), cwd: process.cwd() });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger({
+    nodeId: config.nodeId,
+    nodeType: 'workbench',
+    level: config.logLevel,
+  });
+  for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
+  log.info({ config: redactConfig(config) }, 'configuration loaded');
+
+  const db = await openDb(config.database);
+  const { host, runner } = await createWorkbenchHost(config, {
+    db,
+    log,
+    platform: process.platform,
+    runsAsRoot: process.getuid?.() === 0,
+    ...(config.runner.kind === 'docker'
+      ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
+      : {}),
+  });
+  const server = new MeshServer({
+    nodeId: config.nodeId,
+    nodeType: 'workbench',
+    version: packageVersion(),
+    token: config.mesh.token,
+    tls: config.mesh.tls,
+    log,
+    handler: createWorkbenchHandler(host, log),
+    capacity: config.queue.concurrency,
+  });
+  const address = await server.start(config.listen.grpc);
+  if (config.mesh.token === null) {
+    log.warn(
+      'MEMQL_MESH_TOKEN is unset: streams are not authenticated and system authority is never honoured',
+    );
+  }
+  log.info(
+    {
+      grpcPort: address.port,
+      grpcHost: address.host,
+      sandbox: 'runner' in runner ? runner.runner.kind : runner.error.message,
+      workbenchRoot: config.workbenchRoot,
+    },
+    'workbench node ready',
+  );
+
+  const signal = await new Promise<string>((done) => {
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+  });
+  log.info({ signal, graceMs: grace }, 'stopping: draining in-flight calls');
+  const outcome = await server.drain(grace);
+  await server.close();
+  await db.close();
+  log.info(outcome, 'stopped');
+  log.flush();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`memql workbench node failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

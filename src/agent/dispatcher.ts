@@ -1,0 +1,292 @@
+/**
+ * `dispatchHost`: the agent side of the dispatch pipeline (DESIGN.md, "The dispatch
+ * pipeline"). In order, before anything runs or is forwarded:
+ *
+ * 1. parse the envelope (`invalid_arguments`);
+ * 2. evaluate the environment hint (`invalid_environment_hint`, `environment_mismatch`);
+ * 3. the build gate: `build` without a system-class authority is refused by name,
+ *    never forwarded (`build_not_permitted`);
+ * 4. route: not remote, the in-process workbench; remote, the run's replica when it
+ *    is healthy and connected, else the least-loaded healthy one. No healthy replica
+ *    is `no_workbench_peer`, unless `MEMQL_WORKBENCH_LOCAL_FALLBACK=1` explicitly
+ *    allows running the call here. Never a silent local run.
+ *
+ * @module
+ */
+
+import {
+  type Authority,
+  checkActionAuthority,
+  type DispatchResult,
+  environmentFailure,
+  errorResult,
+  evaluateEnvironment,
+  parseEnvelope,
+  WORKBENCH_PROVIDES,
+} from '../contract/index.js';
+import type { DispatchCallOptions, DispatchTarget } from '../mesh/dispatch-target.js';
+import type { WireAuthority } from '../mesh/frames.js';
+import { PeerUnavailableError } from '../mesh/peer-connection.js';
+import { type PeerView, pickPeer } from '../mesh/peer-picker.js';
+import { authorityToWire } from '../mesh/wire-authority.js';
+import type { Logger } from '../telemetry/logger.js';
+import { noWorkbenchPeer } from './no-peer.js';
+import type { WorkbenchRouter } from './router.js';
+
+/** How long a remote call waits for some replica to become healthy before refusing, ms. */
+export const PEER_WAIT_MS = 2_000;
+
+/** Replicas tried for one call when a stream turns out to be down before the call was sent. */
+const MAX_SEND_ATTEMPTS = 3;
+
+/** Options of {@link AgentDispatcher}. */
+export interface AgentDispatcherOptions {
+  /** `MEMQL_WORKBENCH_REMOTE`. */
+  readonly remote: boolean;
+  /** `MEMQL_WORKBENCH_LOCAL_FALLBACK`. */
+  readonly localFallback: boolean;
+  /** The in-process workbench; needed when not remote, or with the fallback. */
+  readonly local: DispatchTarget | null;
+  /** The mesh; `null` when remote but no router could be wired (every call then refuses). */
+  readonly router: WorkbenchRouter | null;
+  /** Why the router is missing, quoted in refusals. */
+  readonly unwiredReason?: string;
+  /**
+   * The node of the run's live workspace row (`getLiveWorkspace(db, runId)?.nodeId`),
+   * `null` when there is none. A throw degrades to an unpinned pick with a WARNING.
+   */
+  readonly readAffinity: (runId: string) => Promise<string | null>;
+  /** `MEMQL_WORKER_PEERS` as set, quoted in `no_workbench_peer`. */
+  readonly peersRaw: string;
+  /** The node type routed to. Default `workbench`. */
+  readonly peerType?: string;
+  /** The OS of the workbench that would run the call, Go spelling (`linux`). */
+  readonly workbenchOs: string;
+  readonly log: Logger;
+  /** Default {@link PEER_WAIT_MS}. */
+  readonly peerWaitMs?: number;
+}
+
+/** Where a call went. */
+export type Route =
+  /** Refused before routing (contract, hint, authority, or no peer). */
+  | { readonly kind: 'refused' }
+  /** Ran in-process: not remote, or remote with the explicit fallback. */
+  | { readonly kind: 'local'; readonly reason: 'not_remote' | 'fallback' }
+  /** Forwarded to a replica. */
+  | {
+      readonly kind: 'remote';
+      readonly peer: string;
+      readonly nodeId: string | null;
+      /** `pinned`: the run's replica; `substitute`: another took over; `unpinned`: no affinity. */
+      readonly pick: 'pinned' | 'substitute' | 'unpinned';
+      /** The run's previous replica, on a substitute pick. */
+      readonly previousNodeId?: string;
+    };
+
+/** A result and the route that produced it. */
+export interface DispatchOutcome {
+  readonly result: DispatchResult;
+  readonly route: Route;
+}
+
+const REFUSED: Route = { kind: 'refused' };
+
+/** The agent side of every `workbenchHost` call. */
+export class AgentDispatcher {
+  private readonly peerType: string;
+
+  constructor(private readonly options: AgentDispatcherOptions) {
+    this.peerType = options.peerType ?? 'workbench';
+  }
+
+  /** One `workbenchHost` call: the tool's answer. */
+  async dispatchHost(
+    request: unknown,
+    authority: Authority,
+    options: DispatchCallOptions = {},
+  ): Promise<DispatchResult> {
+    return (await this.dispatch(request, authority, options)).result;
+  }
+
+  /** One `workbenchHost` call, with the route it took (for logs, tests, the console). */
+  async dispatch(
+    request: unknown,
+    authority: Authority,
+    options: DispatchCallOptions = {},
+  ): Promise<DispatchOutcome> {
+    const parsed = parseEnvelope(request);
+    if (!parsed.ok) return { result: parsed, route: REFUSED };
+    const envelope = parsed.envelope;
+    const env = environmentFailure(
+      evaluateEnvironment(envelope.environment, WORKBENCH_PROVIDES, this.options.workbenchOs),
+    );
+    if (env) return { result: env, route: REFUSED };
+    const denied = checkActionAuthority(envelope.action, authority);
+    if (denied) return { result: denied, route: REFUSED };
+    const wire = authorityToWire(authority);
+    if (wire === null) {
+      return {
+        result: errorResult(
+          'forbidden',
+          'forbidden: the authority claims the system class but was not minted by node code',
+        ),
+        route: REFUSED,
+      };
+    }
+    const log = this.options.log.child({
+      runId: envelope.runId,
+      action: envelope.action,
+      ...(envelope.callId ? { callId: envelope.callId } : {}),
+    });
+    if (!this.options.remote) return this.runLocal(request, authority, options, 'not_remote', log);
+    return this.runRemote(request, envelope.runId, authority, wire, options, log);
+  }
+
+  private async runLocal(
+    request: unknown,
+    authority: Authority,
+    options: DispatchCallOptions,
+    reason: 'not_remote' | 'fallback',
+    log: Logger,
+  ): Promise<DispatchOutcome> {
+    const local = this.options.local;
+    if (local === null) {
+      log.error('no in-process workbench is wired on this node');
+      return {
+        result: errorResult('internal', 'internal: internal error; see node logs'),
+        route: REFUSED,
+      };
+    }
+    const result = await local.handleDispatch(request, authority, options);
+    return { result, route: { kind: 'local', reason } };
+  }
+
+  private refuseOrFallBack(
+    request: unknown,
+    authority: Authority,
+    options: DispatchCallOptions,
+    known: number,
+    log: Logger,
+  ): Promise<DispatchOutcome> | DispatchOutcome {
+    if (this.options.localFallback) {
+      log.warn(
+        { peerType: this.peerType, known },
+        'no healthy workbench peer: running the call on this node because MEMQL_WORKBENCH_LOCAL_FALLBACK=1',
+      );
+      return this.runLocal(request, authority, options, 'fallback', log);
+    }
+    log.warn({ peerType: this.peerType, known }, 'no healthy workbench peer: call refused');
+    return {
+      result: noWorkbenchPeer({
+        peerType: this.peerType,
+        peersRaw: this.options.peersRaw,
+        known,
+        ...(this.options.router === null
+          ? { unwired: this.options.unwiredReason ?? 'no router is wired on this node' }
+          : {}),
+      }),
+      route: REFUSED,
+    };
+  }
+
+  private async readAffinity(runId: string, log: Logger): Promise<string | null> {
+    try {
+      return await this.options.readAffinity(runId);
+    } catch (err) {
+      log.warn(
+        { err: (err as Error).message },
+        'affinity read failed: picking a replica without the run pin',
+      );
+      return null;
+    }
+  }
+
+  private async runRemote(
+    request: unknown,
+    runId: string,
+    authority: Authority,
+    wire: WireAuthority,
+    options: DispatchCallOptions,
+    log: Logger,
+  ): Promise<DispatchOutcome> {
+    const router = this.options.router;
+    if (router === null) return this.refuseOrFallBack(request, authority, options, 0, log);
+    const preferred = await this.readAffinity(runId, log);
+    let payload: Buffer;
+    try {
+      payload = Buffer.from(JSON.stringify(request), 'utf8');
+    } catch {
+      return {
+        result: errorResult(
+          'invalid_arguments',
+          'invalid_arguments: the call is not JSON-serialisable',
+        ),
+        route: REFUSED,
+      };
+    }
+    const excluded = new Set<string>();
+    for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; attempt++) {
+      const pick = await this.pick(router, preferred, excluded);
+      if (pick.kind === 'none') {
+        return this.refuseOrFallBack(request, authority, options, router.views().length, log);
+      }
+      const peer = pick.peer;
+      const route: Route = {
+        kind: 'remote',
+        peer: peer.key,
+        nodeId: peer.nodeId,
+        pick: pick.kind,
+        ...(pick.kind === 'substitute' ? { previousNodeId: pick.preferredNodeId } : {}),
+      };
+      if (pick.kind === 'substitute') {
+        log.warn(
+          { runId, previousNodeId: pick.preferredNodeId, nodeId: peer.nodeId, peer: peer.key },
+          "the run's replica is gone: another replica takes its workspace over",
+        );
+      }
+      try {
+        const result = await router.send(peer.key, wire, payload, options);
+        return { result, route };
+      } catch (err) {
+        if (!(err instanceof PeerUnavailableError)) throw err;
+        if (!err.sent) {
+          log.info(
+            { peer: peer.key, reason: err.message },
+            'replica went away before the call was sent; picking again',
+          );
+          excluded.add(peer.key);
+          continue;
+        }
+        log.warn(
+          { peer: peer.key, nodeId: peer.nodeId, reason: err.message },
+          'replica went away during the call',
+        );
+        return {
+          result: errorResult(
+            'unavailable',
+            `unavailable: workbench replica ${peer.nodeId ?? peer.key} went away while running the call; whether it took effect is unknown. Check the workspace and retry`,
+          ),
+          route,
+        };
+      }
+    }
+    return this.refuseOrFallBack(request, authority, options, router.views().length, log);
+  }
+
+  /** Picks a replica, waiting (bounded) for one to become healthy when none is. */
+  private async pick(
+    router: WorkbenchRouter,
+    preferred: string | null,
+    excluded: ReadonlySet<string>,
+  ): Promise<ReturnType<typeof pickPeer>> {
+    const candidates = (): PeerView[] => router.views().filter((p) => !excluded.has(p.key));
+    let pick = pickPeer(candidates(), preferred);
+    const deadline = Date.now() + (this.options.peerWaitMs ?? PEER_WAIT_MS);
+    while (pick.kind === 'none' && Date.now() < deadline) {
+      await router.waitForChange(deadline - Date.now());
+      pick = pickPeer(candidates(), preferred);
+    }
+    return pick;
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * The agent: `dispatchHost` (the agent side of the dispatch pipeline: contract,
+ * hint, build gate, route), its router over the mesh, and the wiring of an agent node.
+ *
+ * @packageDocumentation
+ */
+
+export * from './agent-node.js';
+export * from './dispatcher.js';
+export * from './no-peer.js';
+export * from './router.js';
