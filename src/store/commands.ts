@@ -42,6 +42,12 @@ export interface Command {
   stderr: Buffer | null;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
+  /** The signal that ended the command, if the executor reported one. */
+  signal: string | null;
+  /** True when the memory limit ended the command, where the executor can tell. */
+  oomKilled: boolean;
+  /** How long the execution itself ran, as the executor measured it (ms). */
+  execDurationMs: number | null;
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -49,8 +55,8 @@ export interface Command {
 
 const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
-  error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, queued_at,
-  started_at, finished_at`;
+  error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
+  oom_killed, exec_duration_ms, queued_at, started_at, finished_at`;
 
 function toCommand(r: Record<string, unknown>): Command {
   return {
@@ -74,6 +80,12 @@ function toCommand(r: Record<string, unknown>): Command {
     stderr: bytesOrNull(r.stderr),
     stdoutTruncated: r.stdout_truncated === true,
     stderrTruncated: r.stderr_truncated === true,
+    signal: textOrNull(r.signal),
+    oomKilled: r.oom_killed === true,
+    execDurationMs:
+      r.exec_duration_ms === null || r.exec_duration_ms === undefined
+        ? null
+        : Number(r.exec_duration_ms),
     queuedAt: date(r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),
@@ -167,6 +179,53 @@ export async function heartbeatCommand(
   return n > 0;
 }
 
+/** What a worker learns from one heartbeat. */
+export interface LeaseHeartbeat {
+  /** False when the lease is no longer this owner's: stop, and record nothing. */
+  held: boolean;
+  /** True when someone asked to cancel the command: kill the sandbox. */
+  cancelRequested: boolean;
+}
+
+/**
+ * Extends a running command's lease, like {@link heartbeatCommand}, and reads the
+ * cancel flag in the same statement, so a worker on another node learns of a cancel
+ * within one heartbeat.
+ */
+export async function heartbeatCommandLease(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  leaseMs: number,
+): Promise<LeaseHeartbeat> {
+  const rows = await q.query(
+    `update workspace_command set lease_expires_at = now() + ($3 * interval '1 millisecond')
+     where id = $1 and status = 'running' and lease_owner = $2
+     returning cancel_requested`,
+    [id, leaseOwner, leaseMs],
+  );
+  const row = rows[0];
+  return { held: row !== undefined, cancelRequested: row?.cancel_requested === true };
+}
+
+/**
+ * Lets a running command's lease lapse now, still under the compare-and-set on status
+ * and owner: a worker shutting down hands the command to stale recovery at once
+ * instead of after a full lease. False when the lease was not this owner's.
+ */
+export async function expireCommandLease(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+): Promise<boolean> {
+  const n = await q.execute(
+    `update workspace_command set lease_expires_at = now()
+     where id = $1 and status = 'running' and lease_owner = $2`,
+    [id, leaseOwner],
+  );
+  return n > 0;
+}
+
 /** The outcome a worker records for a command it ran. */
 export interface CommandOutcome {
   status: Exclude<TerminalCommandStatus, 'cancelled'> | 'cancelled';
@@ -177,6 +236,9 @@ export interface CommandOutcome {
   stderr?: Uint8Array | null;
   stdoutTruncated?: boolean;
   stderrTruncated?: boolean;
+  signal?: string | null;
+  oomKilled?: boolean;
+  execDurationMs?: number | null;
 }
 
 /**
@@ -192,7 +254,8 @@ export async function finishCommand(
   const rows = await q.query(
     `update workspace_command set status = $3, exit_code = $4, error_code = $5,
        error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
-       stderr_truncated = $10, finished_at = now(), lease_owner = null, lease_expires_at = null
+       stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
+       finished_at = now(), lease_owner = null, lease_expires_at = null
      where id = $1 and status = 'running' and lease_owner = $2
      returning ${COLUMNS}`,
     [
@@ -206,6 +269,11 @@ export async function finishCommand(
       outcome.stderr ? Buffer.from(outcome.stderr) : null,
       outcome.stdoutTruncated ?? false,
       outcome.stderrTruncated ?? false,
+      outcome.signal ?? null,
+      outcome.oomKilled ?? false,
+      outcome.execDurationMs === null || outcome.execDurationMs === undefined
+        ? null
+        : Math.round(outcome.execDurationMs),
     ],
   );
   return rows[0] ? toCommand(rows[0]) : null;
@@ -217,20 +285,35 @@ export async function finishCommand(
  * or null when absent.
  */
 export async function requestCommandCancel(q: Queryable, id: string): Promise<Command | null> {
+  return (await cancelCommand(q, id)).command;
+}
+
+/**
+ * What a cancel request did: `cancelled` (it was queued and is now terminal),
+ * `flagged` (it is running; its worker will kill it), or `none` (already terminal,
+ * or absent).
+ */
+export type CancelEffect = 'cancelled' | 'flagged' | 'none';
+
+/** {@link requestCommandCancel}, also saying which of the moves it made. */
+export async function cancelCommand(
+  q: Queryable,
+  id: string,
+): Promise<{ command: Command | null; effect: CancelEffect }> {
   const queued = await q.query(
     `update workspace_command set status = 'cancelled', cancel_requested = true,
        error_code = 'cancelled', error_category = 'cancelled', finished_at = now()
      where id = $1 and status = 'queued' returning ${COLUMNS}`,
     [id],
   );
-  if (queued[0]) return toCommand(queued[0]);
+  if (queued[0]) return { command: toCommand(queued[0]), effect: 'cancelled' };
   const running = await q.query(
     `update workspace_command set cancel_requested = true
      where id = $1 and status = 'running' returning ${COLUMNS}`,
     [id],
   );
-  if (running[0]) return toCommand(running[0]);
-  return getCommand(q, id);
+  if (running[0]) return { command: toCommand(running[0]), effect: 'flagged' };
+  return { command: await getCommand(q, id), effect: 'none' };
 }
 
 /**

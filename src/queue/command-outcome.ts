@@ -1,0 +1,107 @@
+/**
+ * What a worker records when an execution ends: a pure function of how it ended and
+ * why, if at all, the worker aborted it.
+ *
+ * - a result, not aborted by us: `completed` whatever the exit code (a non-zero exit
+ *   is the command's answer), or `timed_out` / `command_timeout` when its own limit
+ *   ended it;
+ * - a rejection, not aborted by us: `failed`, with the error's contract code;
+ * - aborted for a cancel: `cancelled`;
+ * - aborted by the worker-side backstop (the executor outlived the command's timeout
+ *   by the grace period): `timed_out` / `worker_timeout`;
+ * - aborted because the lease was lost: nothing (whoever holds the row records it);
+ * - aborted because the node is stopping: nothing, unless it finished anyway; the
+ *   row is left to stale recovery.
+ *
+ * @module
+ */
+
+import { type ErrorCode, errorCategory, isErrorCode } from '../contract/errors.js';
+import { type Command, type CommandOutcome, TERMINAL_COMMAND_STATUSES } from '../store/commands.js';
+import type { ExecutionResult } from './execution.js';
+
+/** Why a worker aborted an execution. */
+export type AbortReason = 'cancel' | 'lease_lost' | 'shutdown' | 'worker_timeout';
+
+/**
+ * Categories a `timed_out` command carries in `errorCategory`: the command's own
+ * limit (`command_timeout`), or the worker's backstop (`worker_timeout`).
+ */
+export const TIMEOUT_CATEGORIES = ['command_timeout', 'worker_timeout'] as const;
+
+/** A {@link TIMEOUT_CATEGORIES} entry. */
+export type TimeoutCategory = (typeof TIMEOUT_CATEGORIES)[number];
+
+/** How an execution ended, before any decision. */
+export type ExecutionEnd =
+  | { kind: 'result'; result: ExecutionResult }
+  | { kind: 'error'; error: unknown };
+
+/** Cancelled commands carry this code and category (as a cancel of a queued one does). */
+const CANCELLED = { errorCode: 'cancelled', errorCategory: 'cancelled' } as const;
+
+function capped(bytes: Uint8Array, truncated: boolean, limit: number) {
+  if (bytes.length <= limit) return { bytes, truncated };
+  return { bytes: bytes.subarray(0, limit), truncated: true };
+}
+
+function output(result: ExecutionResult | null, limit: number): Omit<CommandOutcome, 'status'> {
+  if (result === null) return {};
+  const stdout = capped(result.stdout, result.stdoutTruncated, limit);
+  const stderr = capped(result.stderr, result.stderrTruncated, limit);
+  return {
+    exitCode: result.exitCode,
+    signal: result.signal ?? null,
+    oomKilled: result.oomKilled ?? false,
+    stdout: stdout.bytes,
+    stderr: stderr.bytes,
+    stdoutTruncated: stdout.truncated,
+    stderrTruncated: stderr.truncated,
+    execDurationMs: result.durationMs ?? null,
+  };
+}
+
+/** The contract code an executor's rejection maps to. */
+export function failureCode(error: unknown): ErrorCode {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isErrorCode(code) ? code : 'internal';
+}
+
+/**
+ * The outcome to record, or null to record nothing. `outputLimitBytes` caps each
+ * stream again, as a backstop to the executor's own cap.
+ */
+export function decideOutcome(
+  end: ExecutionEnd,
+  abortReason: AbortReason | null,
+  outputLimitBytes: number,
+): CommandOutcome | null {
+  if (abortReason === 'lease_lost') return null;
+  const result = end.kind === 'result' ? end.result : null;
+  const out = output(result, outputLimitBytes);
+  if (result?.timedOut) {
+    return { ...out, status: 'timed_out', errorCategory: 'command_timeout' };
+  }
+  const stopped = result === null || result.cancelled;
+  if (!stopped) return { ...out, status: 'completed' };
+  switch (abortReason) {
+    case 'cancel':
+      return { ...out, status: 'cancelled', ...CANCELLED };
+    case 'worker_timeout':
+      return { ...out, status: 'timed_out', errorCategory: 'worker_timeout' };
+    case 'shutdown':
+      return null;
+    case null:
+      if (result !== null) return { ...out, status: 'cancelled', ...CANCELLED };
+      break;
+  }
+  const code = failureCode(end.kind === 'error' ? end.error : null);
+  return { status: 'failed', errorCode: code, errorCategory: errorCategory(code) };
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_COMMAND_STATUSES);
+
+/** Whether a command has reached a status it never leaves. */
+export function isTerminal(command: Command): boolean {
+  return TERMINAL.has(command.status);
+}

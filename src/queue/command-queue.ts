@@ -1,0 +1,399 @@
+/**
+ * The durable command queue of one node: commands are rows in Postgres, and every
+ * node's `CommandQueue` claims from the same table.
+ *
+ * A command moves `queued -> running -> completed | failed | timed_out | cancelled`
+ * (a queued one may go straight to `cancelled`; a running one whose lease lapsed ends
+ * `failed` / `recovered_stale`). Each move is a guarded update and its audit event is
+ * written in the same transaction, so an event exists exactly when the move happened.
+ *
+ * Work reaches a worker two ways: an `enqueue` in this process wakes it at once, and
+ * a poll every `pollIntervalMs` picks up rows queued through other nodes. There is no
+ * admission cap: commands wait in the queue and the wait is measured.
+ *
+ * @module
+ */
+
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { WorkbenchError } from '../contract/errors.js';
+import {
+  type Command,
+  cancelCommand,
+  claimNextCommand,
+  countLiveCommands,
+  enqueueCommand,
+  getCommand,
+  type NewCommand,
+  recoverStaleCommands,
+} from '../store/commands.js';
+import type { Db } from '../store/db.js';
+import { auditEventTable, type CommandAudit } from '../telemetry/audit.js';
+import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
+import type { Logger } from '../telemetry/logger.js';
+import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
+import { isTerminal } from './command-outcome.js';
+import { CommandWaiters, type OutputListener } from './command-waiters.js';
+import { summarizeError } from './error-summary.js';
+import type { ExecuteCommand } from './execution.js';
+import { type Execution, runExecution } from './run-execution.js';
+
+/** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */
+export interface Clock {
+  now(): number;
+}
+
+/** Options of {@link CommandQueue}. */
+export interface CommandQueueOptions {
+  db: Db;
+  /** This node's id (`MEMQL_NODE_ID`); lease owners are `<nodeId>/<random>`. */
+  nodeId: string;
+  /** Commands this node runs at once (`MEMQL_WORKER_CONCURRENCY`). */
+  concurrency: number;
+  /** Lease of a running command, ms (`MEMQL_COMMAND_LEASE_MS`). */
+  leaseMs: number;
+  /**
+   * Idle poll period of the worker and of waiters, ms (`MEMQL_QUEUE_POLL_INTERVAL_MS`).
+   * Heartbeats run every `min(leaseMs / 3, pollIntervalMs)` (at least 50 ms), so a
+   * cancel made through another node reaches the worker within about one poll.
+   */
+  pollIntervalMs: number;
+  /** Runs one claimed command (the host's sandbox call). */
+  execute: ExecuteCommand;
+  /** The node's logger. */
+  log: Logger;
+  /** Where audit events go. Default: the `audit_event` table. */
+  audit?: CommandAudit;
+  /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
+  metrics?: CommandMetrics;
+  /**
+   * Wall clock for stale recovery's cutoff. Leases are stamped with the database's
+   * clock, so node clocks should agree with it. Default `Date`.
+   */
+  clock?: Clock;
+  /** Period of stale recovery, ms. Default `leaseMs`. */
+  recoveryIntervalMs?: number;
+  /**
+   * How long past a command's `timeoutMs` the worker waits for its executor before
+   * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
+   */
+  timeoutGraceMs?: number;
+  /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
+  outputLimitBytes?: number;
+}
+
+/** Options of {@link CommandQueue.waitForTerminal}. */
+export interface WaitOptions {
+  /** Stops waiting (the command carries on; read it later by id). */
+  signal?: AbortSignal;
+  /** Live output, when this node runs the command. */
+  onOutput?: OutputListener;
+}
+
+/** A queue's lifecycle: `new -> running -> stopping -> stopped` (or `new -> stopped`). */
+export type QueueState = 'new' | 'running' | 'stopping' | 'stopped';
+
+/** One node's view of the shared command queue: enqueue, wait, cancel, and the worker. */
+export class CommandQueue {
+  /** The lease owner this queue claims as: unique per queue instance. */
+  readonly leaseOwner: string;
+  /** The metrics this queue reports to. */
+  readonly metrics: CommandMetrics;
+  private readonly db: Db;
+  private readonly options: CommandQueueOptions;
+  private readonly audit: CommandAudit;
+  private readonly telemetry: CommandTelemetry;
+  private readonly clock: Clock;
+  private readonly waiters = new CommandWaiters();
+  private readonly active = new Map<string, Execution>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly stopLoops = new AbortController();
+  private state: QueueState = 'new';
+  private loops: Promise<unknown> = Promise.resolve();
+  private stopped: Promise<void> | null = null;
+  private wakeRequested = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(options: CommandQueueOptions) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+      throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
+    }
+    this.options = options;
+    this.db = options.db;
+    this.leaseOwner = `${options.nodeId}/${randomUUID().slice(0, 8)}`;
+    this.audit = options.audit ?? auditEventTable;
+    this.clock = options.clock ?? Date;
+    const liveCounts = () => countLiveCommands(options.db);
+    this.metrics = options.metrics ?? createCommandMetrics({ liveCounts });
+    this.telemetry = createCommandTelemetry({
+      log: options.log.child({ leaseOwner: this.leaseOwner }),
+      metrics: this.metrics,
+      liveCounts,
+    });
+  }
+
+  /** Where the queue is in its lifecycle. */
+  get lifecycle(): QueueState {
+    return this.state;
+  }
+
+  /** Ids of the commands this node is running now. */
+  runningHere(): string[] {
+    return [...this.active.keys()];
+  }
+
+  /**
+   * Queues a command (`id` defaults to a random UUID). With a `callId` the run already
+   * used, nothing is queued: the first command comes back with `created: false`.
+   */
+  async enqueue(
+    command: Omit<NewCommand, 'id'> & { id?: string },
+  ): Promise<{ command: Command; created: boolean }> {
+    const res = await this.db.transaction(async (tx) => {
+      const r = await enqueueCommand(tx, { ...command, id: command.id ?? randomUUID() });
+      if (r.created) await this.audit.record(tx, 'workspace_command.queued', r.command);
+      return r;
+    });
+    if (res.created) {
+      this.track(this.telemetry.moved('workspace_command.queued', res.command));
+      this.wake();
+    }
+    return res;
+  }
+
+  /** Reads a command by id: the way back to a result after a lost connection. */
+  get(commandId: string): Promise<Command | null> {
+    return getCommand(this.db, commandId);
+  }
+
+  /**
+   * Resolves with the command's row once it is terminal: at once when this node ends
+   * it, otherwise on the next poll of the row. Rejects with `not_found` for an unknown
+   * id, with the signal's reason when `signal` aborts (the command carries on), and
+   * with `unavailable` when the queue stops first.
+   */
+  async waitForTerminal(commandId: string, options: WaitOptions = {}): Promise<Command> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    if (this.state === 'stopped') throw this.stoppedError();
+    const cleanups: (() => void)[] = [];
+    try {
+      return await new Promise<Command>((resolve, reject) => {
+        let settled = false;
+        const end = (fn: () => void) => {
+          if (settled) return;
+          settled = true;
+          fn();
+        };
+        cleanups.push(this.waiters.onTerminal(commandId, (c) => end(() => resolve(c))));
+        cleanups.push(this.waiters.onClose((err) => end(() => reject(err))));
+        if (options.onOutput) cleanups.push(this.waiters.onOutput(commandId, options.onOutput));
+        if (signal) {
+          const onAbort = () => end(() => reject(signal.reason));
+          signal.addEventListener('abort', onAbort, { once: true });
+          cleanups.push(() => signal.removeEventListener('abort', onAbort));
+        }
+        let timer: NodeJS.Timeout | undefined;
+        cleanups.push(() => clearTimeout(timer));
+        const poll = async () => {
+          // While this node runs it, the in-process notice is certain: skip the read.
+          if (!this.active.has(commandId)) {
+            try {
+              const row = await getCommand(this.db, commandId);
+              if (row === null) {
+                end(() =>
+                  reject(new WorkbenchError('not_found', `not_found: no command "${commandId}"`)),
+                );
+              } else if (isTerminal(row)) {
+                end(() => resolve(row));
+              }
+            } catch {
+              // The database is unreachable for now; the next poll tries again.
+            }
+          }
+          if (!settled) timer = setTimeout(poll, this.options.pollIntervalMs);
+        };
+        void poll();
+      });
+    } finally {
+      for (const fn of cleanups) fn();
+    }
+  }
+
+  /**
+   * Cancels a command. Queued: it ends `cancelled` now and never runs. Running here:
+   * its execution is aborted (the sandbox is killed) and the worker records
+   * `cancelled`. Running on another node: the flag is set and that node's worker sees
+   * it on its next heartbeat. Returns the row after the request; null when unknown.
+   */
+  async cancel(commandId: string): Promise<Command | null> {
+    const { command, effect } = await this.db.transaction(async (tx) => {
+      const r = await cancelCommand(tx, commandId);
+      if (r.effect === 'cancelled' && r.command) {
+        await this.audit.record(tx, 'workspace_command.cancelled', r.command);
+      }
+      return r;
+    });
+    if (command && effect === 'cancelled') {
+      this.track(this.telemetry.moved('workspace_command.cancelled', command));
+      this.waiters.settle(command);
+    } else if (command && effect === 'flagged') {
+      this.telemetry.note('workspace_command.cancelling', command);
+      this.active.get(commandId)?.abort('cancel');
+    }
+    return command;
+  }
+
+  /** Starts the worker and stale recovery. */
+  start(): void {
+    if (this.state !== 'new') throw new Error(`command queue cannot start: it is ${this.state}`);
+    this.state = 'running';
+    this.loops = Promise.all([this.workLoop(), this.recoveryLoop()]);
+  }
+
+  /**
+   * Stops claiming, lets running commands finish for up to `graceMs`, then aborts the
+   * rest and hands them to stale recovery (nothing is recorded for them here).
+   * Resolves when nothing of this queue is running; pending waits reject with
+   * `unavailable`.
+   */
+  stop(options: { graceMs?: number } = {}): Promise<void> {
+    this.stopped ??= this.shutDown(options.graceMs ?? 0);
+    return this.stopped;
+  }
+
+  /** Runs one round of stale recovery now; returns the commands it ended. */
+  async recoverStale(): Promise<Command[]> {
+    const rows = await this.db.transaction(async (tx) => {
+      const recovered = await recoverStaleCommands(tx, new Date(this.clock.now()));
+      for (const r of recovered) {
+        await this.audit.record(tx, 'workspace_command.recovered_stale', r);
+      }
+      return recovered;
+    });
+    for (const row of rows) {
+      // If this node still runs it, its lease lapsed under it: stop it, record nothing.
+      this.active.get(row.id)?.abort('lease_lost');
+      this.track(this.telemetry.moved('workspace_command.recovered_stale', row));
+      this.waiters.settle(row);
+    }
+    return rows;
+  }
+
+  private async shutDown(graceMs: number): Promise<void> {
+    this.state = 'stopping';
+    this.stopLoops.abort();
+    this.wake();
+    await this.loops;
+    const running = [...this.active.values()].map((e) => e.done);
+    if (running.length > 0) {
+      const stopGrace = new AbortController();
+      const inTime = await Promise.race([
+        Promise.all(running).then(() => true),
+        delay(graceMs, false, { signal: stopGrace.signal }).catch(() => false),
+      ]);
+      stopGrace.abort();
+      if (!inTime) for (const e of this.active.values()) e.abort('shutdown');
+      await Promise.all(running);
+    }
+    await Promise.all(this.pending);
+    this.waiters.close(this.stoppedError());
+    this.state = 'stopped';
+  }
+
+  private stoppedError(): WorkbenchError {
+    return new WorkbenchError(
+      'unavailable',
+      'unavailable: this node stopped its command queue; read the command by id for its outcome',
+    );
+  }
+
+  private wake(): void {
+    this.wakeRequested = true;
+    this.wakeUp?.();
+  }
+
+  /** Sleeps until woken or `ms` passes. A wake that came while busy ends it at once. */
+  private idle(ms: number): Promise<void> {
+    if (this.wakeRequested || this.state !== 'running') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+
+  private async workLoop(): Promise<void> {
+    while (this.state === 'running') {
+      this.wakeRequested = false;
+      await this.fillSlots();
+      await this.idle(this.options.pollIntervalMs);
+    }
+  }
+
+  /** Claims until every slot is busy or nothing is queued. */
+  private async fillSlots(): Promise<void> {
+    while (this.state === 'running' && this.active.size < this.options.concurrency) {
+      let command: Command | null;
+      try {
+        command = await this.db.transaction(async (tx) => {
+          const c = await claimNextCommand(tx, this.leaseOwner, this.options.leaseMs);
+          if (c) await this.audit.record(tx, 'workspace_command.running', c);
+          return c;
+        });
+      } catch (err) {
+        this.telemetry.error('claim', summarizeError(err));
+        return;
+      }
+      if (command === null) return;
+      // Claimed rows run even if a stop began meanwhile: the lease is ours now.
+      this.track(this.telemetry.moved('workspace_command.running', command));
+      this.launch(command);
+    }
+  }
+
+  private launch(command: Command): void {
+    const execution = runExecution(command, {
+      db: this.db,
+      leaseOwner: this.leaseOwner,
+      leaseMs: this.options.leaseMs,
+      heartbeatMs: Math.max(50, Math.min(this.options.leaseMs / 3, this.options.pollIntervalMs)),
+      timeoutGraceMs: this.options.timeoutGraceMs ?? 30_000,
+      outputLimitBytes: this.options.outputLimitBytes ?? 4 * 1024 * 1024,
+      execute: this.options.execute,
+      audit: this.audit,
+      telemetry: this.telemetry,
+      waiters: this.waiters,
+      track: (p) => this.track(p),
+    });
+    this.active.set(command.id, execution);
+    void execution.done.finally(() => {
+      this.active.delete(command.id);
+      this.wake();
+    });
+  }
+
+  private async recoveryLoop(): Promise<void> {
+    const period = this.options.recoveryIntervalMs ?? this.options.leaseMs;
+    const signal = this.stopLoops.signal;
+    while (this.state === 'running') {
+      try {
+        await this.recoverStale();
+      } catch (err) {
+        this.telemetry.error('recover_stale', summarizeError(err));
+      }
+      await delay(period, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** Keeps a telemetry promise until it settles, so `stop` can wait for it. */
+  private track(p: Promise<unknown>): void {
+    const guarded = p.catch(() => undefined);
+    this.pending.add(guarded);
+    void guarded.finally(() => this.pending.delete(guarded));
+  }
+}

@@ -1,0 +1,74 @@
+import type { Command } from '../store/commands.js';
+import type { OutputStream } from './execution.js';
+
+/** Receives a command's live output on the node that runs it. */
+export type OutputListener = (stream: OutputStream, chunk: Buffer) => void;
+
+function listeners<T>(map: Map<string, Set<T>>, id: string, fn: T): () => void {
+  let set = map.get(id);
+  if (!set) {
+    set = new Set();
+    map.set(id, set);
+  }
+  set.add(fn);
+  return () => {
+    set.delete(fn);
+    if (set.size === 0 && map.get(id) === set) map.delete(id);
+  };
+}
+
+/**
+ * The in-process side of waiting: callers on this node register here and hear of a
+ * command's end, and its live output, as soon as this node knows. Polling the row
+ * covers commands that end elsewhere.
+ */
+export class CommandWaiters {
+  private readonly terminal = new Map<string, Set<(command: Command) => void>>();
+  private readonly output = new Map<string, Set<OutputListener>>();
+  private readonly closers = new Set<(err: Error) => void>();
+
+  /** Calls `fn` once when `settle` reports the command's end; returns an unsubscribe. */
+  onTerminal(id: string, fn: (command: Command) => void): () => void {
+    return listeners(this.terminal, id, fn);
+  }
+
+  /** Subscribes to a command's live output; returns an unsubscribe. */
+  onOutput(id: string, fn: OutputListener): () => void {
+    return listeners(this.output, id, fn);
+  }
+
+  /** Calls `fn` when the queue stops; returns an unsubscribe. */
+  onClose(fn: (err: Error) => void): () => void {
+    this.closers.add(fn);
+    return () => this.closers.delete(fn);
+  }
+
+  /** Reports a terminal row to everyone waiting for it. */
+  settle(command: Command): void {
+    const set = this.terminal.get(command.id);
+    this.terminal.delete(command.id);
+    for (const fn of set ?? []) fn(command);
+  }
+
+  /** Fans a chunk out to the command's output listeners; a throwing listener is dropped. */
+  emitOutput(id: string, stream: OutputStream, chunk: Uint8Array): void {
+    const set = this.output.get(id);
+    if (!set) return;
+    const buf = Buffer.isBuffer(chunk)
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    for (const fn of set) {
+      try {
+        fn(stream, buf);
+      } catch {
+        set.delete(fn);
+      }
+    }
+  }
+
+  /** Rejects every pending wait with `err` (the queue is stopping). */
+  close(err: Error): void {
+    for (const fn of [...this.closers]) fn(err);
+    this.closers.clear();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The seam between the queue and whatever runs a command. The queue knows nothing of
+ * sandboxes or workspaces: the host injects an {@link ExecuteCommand} that reads the
+ * command's `request`, prepares the workspace and runs the sandbox.
+ *
+ * @module
+ */
+
+import type { Command } from '../store/commands.js';
+
+/** Which output stream a chunk came from. */
+export type OutputStream = 'stdout' | 'stderr';
+
+/** What the queue hands the executor for one command. */
+export interface ExecuteContext {
+  /**
+   * Aborted when the command must stop: a cancel, a lost lease, the worker-side
+   * timeout backstop, or a node shutting down. The executor kills the sandbox and
+   * returns (a result with `cancelled: true`, or a rejection); the queue decides
+   * from the abort's cause what, if anything, to record.
+   */
+  signal: AbortSignal;
+  /** Live output, fanned out to callers waiting on this command on this node. */
+  onOutput(stream: OutputStream, chunk: Uint8Array): void;
+}
+
+/**
+ * How an execution ended. A sandbox runner's `RunResult` has this shape, so an
+ * executor can return it as is. A non-zero exit is a result, not an error.
+ */
+export interface ExecutionResult {
+  /** Exit status, or null when a signal ended the command. */
+  exitCode: number | null;
+  /** The signal that ended it, if any. */
+  signal?: string | null;
+  /** True when the command's own time limit ended it. */
+  timedOut: boolean;
+  /** True when the context's abort signal ended it. */
+  cancelled: boolean;
+  /** True when the memory limit ended it, where the executor can tell. */
+  oomKilled?: boolean;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Wall-clock milliseconds the execution took, as the executor measured it. */
+  durationMs?: number;
+}
+
+/**
+ * Runs one claimed command. Rejects only when the command could not be run at all
+ * (no sandbox, workspace unavailable): that ends the command `failed`, with the code
+ * of a `WorkbenchError` (or any error whose `code` is a contract code), else `internal`.
+ */
+export type ExecuteCommand = (command: Command, ctx: ExecuteContext) => Promise<ExecutionResult>;

@@ -1,0 +1,10 @@
+/**
+ * The durable command queue: enqueue, claim, lease, heartbeat, cancel, stale recovery
+ * and the per-node worker. See {@link CommandQueue}.
+ */
+export * from './command-outcome.js';
+export * from './command-queue.js';
+export type * from './command-waiters.js';
+export * from './error-summary.js';
+export type * from './execution.js';
+export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';

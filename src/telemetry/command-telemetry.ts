@@ -1,0 +1,135 @@
+/**
+ * Operator telemetry of the command queue: one structured log line per command move,
+ * carrying the event type, the allow-listed command fields of the audit metadata and
+ * the live queue counts, and the matching Prometheus observations.
+ *
+ * Log lines use the same allow-list as audit events ({@link commandAuditMetadata}), so
+ * command text, env, stdin and output never reach a log line either.
+ *
+ * @module
+ */
+
+import type { Command } from '../store/commands.js';
+import {
+  type CommandEventType,
+  commandAuditMetadata,
+  commandDurationMs,
+  queueWaitMs,
+} from './audit.js';
+import type { Logger } from './logger.js';
+import type { CommandMetrics, LiveCommandCounts } from './metrics.js';
+
+/**
+ * Log-only events, beside the audit event types:
+ * - `cancelling`: a running command was flagged for cancel; its worker will kill it.
+ * - `lease_lost`: a worker's heartbeat found its lease gone; it killed the command and
+ *   recorded nothing (whoever took the lease records the end).
+ * - `finish_rejected`: a worker's outcome lost the compare-and-set (recovered or
+ *   cancelled meanwhile); the stored end stands.
+ * - `abandoned`: a stopping node killed a command past its grace period and left it
+ *   to stale recovery.
+ * - `error`: a queue step failed (database unreachable, executor bug); it is retried
+ *   or left to recovery.
+ * - `temp_cleanup`: a sweep removed temporary directories.
+ */
+export type CommandLogEvent =
+  | CommandEventType
+  | 'workspace_command.cancelling'
+  | 'workspace_command.lease_lost'
+  | 'workspace_command.finish_rejected'
+  | 'workspace_command.abandoned'
+  | 'workspace_command.error'
+  | 'workspace_command.temp_cleanup';
+
+/** Options of {@link createCommandTelemetry}. */
+export interface CommandTelemetryOptions {
+  /** The node's logger; lines are written on a `{ component: 'command-queue' }` child. */
+  log: Logger;
+  metrics: CommandMetrics;
+  /** Reads the live counts of the shared queue (`countLiveCommands`). */
+  liveCounts: () => Promise<LiveCommandCounts>;
+}
+
+/** Counts of one temporary-directory sweep. */
+export interface TempCleanupCounts {
+  /** Directories removed. */
+  removed: number;
+  /** Directories that could not be removed (retried next sweep). */
+  failed: number;
+}
+
+/** What the queue (and the sweeper) report through. */
+export interface CommandTelemetry {
+  /**
+   * Records a move the audit log also records: metrics, then one log line with the
+   * live counts. Never throws.
+   */
+  moved(eventType: CommandEventType, command: Command): Promise<void>;
+  /** Logs a log-only event about a command (see {@link CommandLogEvent}). */
+  note(event: CommandLogEvent, command: Command, detail?: Readonly<Record<string, string>>): void;
+  /** Logs a queue step that failed; only the error's name and a scrubbed message. */
+  error(
+    step: string,
+    detail: { errorName: string; errorMessage: string; commandId?: string },
+  ): void;
+  /** Logs the counts of a temporary-directory sweep. */
+  tempCleanup(counts: TempCleanupCounts): void;
+}
+
+const TERMINAL_EVENTS: ReadonlySet<CommandEventType> = new Set([
+  'workspace_command.completed',
+  'workspace_command.failed',
+  'workspace_command.timed_out',
+  'workspace_command.cancelled',
+  'workspace_command.recovered_stale',
+]);
+
+/** Builds the queue's telemetry on a logger and a set of metrics. */
+export function createCommandTelemetry(options: CommandTelemetryOptions): CommandTelemetry {
+  const log = options.log.child({ component: 'command-queue' });
+  const { metrics } = options;
+
+  async function counts(): Promise<LiveCommandCounts | null> {
+    try {
+      const live = await options.liveCounts();
+      metrics.setLiveCounts(live);
+      return live;
+    } catch {
+      return null;
+    }
+  }
+
+  return {
+    async moved(eventType, command) {
+      if (eventType === 'workspace_command.queued') metrics.queued();
+      if (eventType === 'workspace_command.running') metrics.started(queueWaitMs(command) ?? 0);
+      if (TERMINAL_EVENTS.has(eventType)) {
+        metrics.ended(command.status, command.errorCategory, commandDurationMs(command));
+      }
+      const live = await counts();
+      const line = {
+        event: eventType,
+        ...commandAuditMetadata(command),
+        ...(command.status === 'timed_out' ? { timeoutCategory: command.errorCategory } : {}),
+        ...(live ?? {}),
+      };
+      const failed = command.status === 'failed' || command.status === 'timed_out';
+      if (failed) log.warn(line, eventType);
+      else log.info(line, eventType);
+    },
+    note(event, command, detail = {}) {
+      const line = { event, ...detail, ...commandAuditMetadata(command) };
+      if (event === 'workspace_command.cancelling') log.info(line, event);
+      else log.warn(line, event);
+    },
+    error(step, detail) {
+      log.error({ event: 'workspace_command.error', step, ...detail }, `command queue: ${step}`);
+    },
+    tempCleanup(c) {
+      log.info(
+        { event: 'workspace_command.temp_cleanup', removed: c.removed, failed: c.failed },
+        'workspace_command.temp_cleanup',
+      );
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import t from 'tap';
+import { WorkbenchError } from '../../src/contract/errors.js';
+import {
+  type AbortReason,
+  decideOutcome,
+  type ExecutionEnd,
+  type ExecutionResult,
+} from '../../src/queue/index.js';
+
+function result(over: Partial<ExecutionResult> = {}): ExecutionEnd {
+  return {
+    kind: 'result',
+    result: {
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      oomKilled: false,
+      stdout: Buffer.from('out'),
+      stderr: Buffer.from('err'),
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      durationMs: 12,
+      ...over,
+    },
+  };
+}
+const thrown = (error: unknown): ExecutionEnd => ({ kind: 'error', error });
+
+const cases: {
+  name: string;
+  end: ExecutionEnd;
+  reason: AbortReason | null;
+  want: Record<string, unknown> | null;
+}[] = [
+  { name: 'exit 0', end: result(), reason: null, want: { status: 'completed', exitCode: 0 } },
+  {
+    name: 'a non-zero exit is still a result',
+    end: result({ exitCode: 2 }),
+    reason: null,
+    want: { status: 'completed', exitCode: 2, errorCode: undefined },
+  },
+  {
+    name: 'killed by the memory limit: a result, flagged',
+    end: result({ exitCode: null, signal: 'SIGKILL', oomKilled: true }),
+    reason: null,
+    want: { status: 'completed', exitCode: null, signal: 'SIGKILL', oomKilled: true },
+  },
+  {
+    name: 'its own limit',
+    end: result({ exitCode: null, timedOut: true }),
+    reason: null,
+    want: { status: 'timed_out', errorCategory: 'command_timeout' },
+  },
+  {
+    name: 'its own limit wins over a cancel that came late',
+    end: result({ exitCode: null, timedOut: true }),
+    reason: 'cancel',
+    want: { status: 'timed_out', errorCategory: 'command_timeout' },
+  },
+  {
+    name: 'cancelled',
+    end: result({ exitCode: null, cancelled: true }),
+    reason: 'cancel',
+    want: { status: 'cancelled', errorCode: 'cancelled', errorCategory: 'cancelled' },
+  },
+  {
+    name: 'cancelled, executor rejected',
+    end: thrown(new Error('aborted')),
+    reason: 'cancel',
+    want: { status: 'cancelled', errorCategory: 'cancelled' },
+  },
+  {
+    name: 'worker backstop',
+    end: thrown(new Error('aborted')),
+    reason: 'worker_timeout',
+    want: { status: 'timed_out', errorCategory: 'worker_timeout' },
+  },
+  { name: 'lease lost: record nothing', end: result(), reason: 'lease_lost', want: null },
+  {
+    name: 'shutdown, killed: record nothing',
+    end: result({ cancelled: true }),
+    reason: 'shutdown',
+    want: null,
+  },
+  {
+    name: 'shutdown, but it finished first: record it',
+    end: result({ exitCode: 1 }),
+    reason: 'shutdown',
+    want: { status: 'completed', exitCode: 1 },
+  },
+  {
+    name: 'a workbench error keeps its code',
+    end: thrown(new WorkbenchError('no_sandbox', 'no_sandbox: none')),
+    reason: null,
+    want: { status: 'failed', errorCode: 'no_sandbox', errorCategory: 'environment' },
+  },
+  {
+    name: 'a store error with a contract code keeps it',
+    end: thrown(Object.assign(new Error('db down'), { code: 'unavailable' })),
+    reason: null,
+    want: { status: 'failed', errorCode: 'unavailable', errorCategory: 'dependency' },
+  },
+  {
+    name: 'anything else is internal',
+    end: thrown(new TypeError('bug')),
+    reason: null,
+    want: { status: 'failed', errorCode: 'internal', errorCategory: 'internal' },
+  },
+];
+
+t.test('decideOutcome', async (t) => {
+  for (const c of cases) {
+    const got = decideOutcome(c.end, c.reason, 1024);
+    if (c.want === null) t.equal(got, null, c.name);
+    else t.match(got, c.want, c.name);
+  }
+});
+
+t.test('output is capped again as a backstop and flagged truncated', async (t) => {
+  const got = decideOutcome(result({ stdout: Buffer.alloc(10, 97) }), null, 4);
+  t.equal(Buffer.from(got!.stdout!).toString(), 'aaaa');
+  t.equal(got!.stdoutTruncated, true);
+  t.equal(got!.stderrTruncated, false);
+  t.equal(got!.execDurationMs, 12);
+});

@@ -1,0 +1,91 @@
+import t from 'tap';
+import type { Command } from '../../src/store/commands.js';
+import { createCommandTelemetry } from '../../src/telemetry/command-telemetry.js';
+import { createCommandMetrics } from '../../src/telemetry/metrics.js';
+import { captureLog } from '../queue/queue-support.js';
+
+const base: Command = {
+  id: 'cmd-1',
+  runId: 'run-1',
+  workspaceId: 'ws-1',
+  ownerUserId: 'user-1',
+  conversationId: null,
+  callId: null,
+  status: 'timed_out',
+  request: { command: 'sleep 100' },
+  timeoutMs: 100,
+  attempts: 1,
+  leaseOwner: null,
+  leaseExpiresAt: null,
+  cancelRequested: false,
+  exitCode: null,
+  errorCode: null,
+  errorCategory: 'command_timeout',
+  stdout: Buffer.from('partial'),
+  stderr: null,
+  stdoutTruncated: false,
+  stderrTruncated: false,
+  signal: 'SIGKILL',
+  oomKilled: false,
+  execDurationMs: 101,
+  queuedAt: new Date(1000),
+  startedAt: new Date(1200),
+  finishedAt: new Date(1400),
+};
+
+t.test('a move is one log line with the live counts, and the matching metrics', async (t) => {
+  const captured = captureLog();
+  const metrics = createCommandMetrics();
+  const telemetry = createCommandTelemetry({
+    log: captured.log,
+    metrics,
+    liveCounts: async () => ({ queued: 7, running: 3, cancelling: 1 }),
+  });
+  await telemetry.moved('workspace_command.timed_out', base);
+  telemetry.tempCleanup({ removed: 4, failed: 1 });
+  captured.log.flush();
+  const [line, cleanup] = captured.lines();
+  t.match(line, {
+    event: 'workspace_command.timed_out',
+    commandId: 'cmd-1',
+    status: 'timed_out',
+    timeoutCategory: 'command_timeout',
+    durationMs: 200,
+    queueWaitMs: 200,
+    stdoutBytes: 7,
+    queued: 7,
+    running: 3,
+    cancelling: 1,
+    component: 'command-queue',
+  });
+  t.notOk('request' in (line ?? {}), 'no request on the line');
+  t.notMatch(captured.text(), 'sleep 100');
+  t.notMatch(captured.text(), 'partial');
+  t.match(cleanup, { event: 'workspace_command.temp_cleanup', removed: 4, failed: 1 });
+  const text = await metrics.registry.metrics();
+  t.match(text, 'memql_workspace_command_queue_depth{state="queued"} 7');
+  t.match(
+    text,
+    'memql_workspace_commands_terminal_total{status="timed_out",error_category="command_timeout"} 1',
+  );
+  t.match(text, 'memql_workspace_command_duration_seconds_count{status="timed_out"} 1');
+});
+
+t.test('a failing count read still logs the move', async (t) => {
+  const captured = captureLog();
+  const telemetry = createCommandTelemetry({
+    log: captured.log,
+    metrics: createCommandMetrics(),
+    liveCounts: () => Promise.reject(new Error('db down')),
+  });
+  await telemetry.moved('workspace_command.queued', {
+    ...base,
+    status: 'queued',
+    startedAt: null,
+    finishedAt: null,
+  });
+  captured.log.flush();
+  const [line] = captured.lines();
+  t.match(line, { event: 'workspace_command.queued', commandId: 'cmd-1' });
+  t.notOk('queued' in (line ?? {}));
+});
