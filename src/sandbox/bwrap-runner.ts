@@ -250,8 +250,20 @@ export class BwrapRunner implements Runner {
       killTree: async () => {
         // bwrap dies → its sandbox init gets SIGKILL (--die-with-parent) → the pid
         // namespace goes with it. The cgroup sweep covers anything in between.
-        await withinMs(startedOrExited, 5000);
+        // Under heavy load the setup can take seconds; waiting long here is cheaper than
+        // an orphaned sandbox.
+        await withinMs(startedOrExited, 30_000);
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        // If bwrap still had not armed --die-with-parent, its init survives bwrap: kill it
+        // directly (killing a pid namespace's init ends everything inside it).
+        const init = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+        if (init !== undefined && !started) {
+          try {
+            process.kill(Number(init), 'SIGKILL');
+          } catch {
+            // Already gone.
+          }
+        }
         await cgroup?.killAll();
       },
     });

@@ -62,7 +62,7 @@ for (const [label, r] of [
     t.equal(res.cancelled, false);
     t.equal(res.exitCode, null);
     t.equal(res.signal, 'SIGKILL');
-    t.ok(Date.now() - started < 5000, 'returned promptly');
+    t.ok(Date.now() - started < 20_000, 'returned long before the 30 s sleep would end');
     for (const m of [a, b, c]) {
       const left = await leftovers(m);
       killAll(left);
@@ -172,17 +172,24 @@ t.test('a fork bomb and a memory hog are contained while another command answers
     spec(ws, `python3 -c "$PY" ${bombMarker}`, {
       env: { PY: bomb },
       pidsLimit: 64,
-      timeoutMs: 3000,
+      timeoutMs: 6000,
     }),
   );
+  let bombDone = false;
+  void bombRun.then(() => {
+    bombDone = true;
+  });
   const hogRun = runner.run(
     spec(ws, 'python3 -c "$PY"', { env: { PY: hog }, memoryLimitBytes: 64 * MiB }),
   );
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const started = Date.now();
   const other = await runner.run(spec(ws, 'echo still-here'));
   t.equal(other.stdout.toString(), 'still-here\n', 'a concurrent command answers');
-  t.ok(Date.now() - started < 2500, 'and promptly');
+  t.equal(
+    bombDone,
+    false,
+    'while the bomb was still running (it is not starved until the bomb ends)',
+  );
 
   const hogRes = await hogRun;
   t.equal(hogRes.oomKilled, true, 'the memory hog was OOM-killed');
