@@ -1,0 +1,362 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import t from 'tap';
+import { startAgentNode } from '../../src/agent/agent-node.js';
+import { AgentDispatcher, type AgentDispatcherOptions } from '../../src/agent/dispatcher.js';
+import type { WorkbenchRouter } from '../../src/agent/router.js';
+import { loadConfig } from '../../src/config/index.js';
+import {
+  type Authority,
+  type DispatchResult,
+  okResult,
+  systemAuthority,
+  userAuthority,
+} from '../../src/contract/index.js';
+import type { DispatchTarget } from '../../src/mesh/dispatch-target.js';
+import { PeerUnavailableError } from '../../src/mesh/peer-connection.js';
+import type { PeerView } from '../../src/mesh/peer-picker.js';
+import { createRun, getLiveWorkspace, openDb } from '../../src/store/index.js';
+import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/** dispatchHost: the agent side of the pipeline, with a scripted router and with real sockets. */
+
+const user = userAuthority('user:alice');
+const call = (action: string, args: Record<string, unknown> = {}, extra = {}) => ({
+  action,
+  args,
+  runId: 'run-1',
+  agentId: 'a',
+  taskId: 't',
+  ...extra,
+});
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'debug' }, { write: (s: string) => lines.push(JSON.parse(s)) });
+  return { log, lines };
+}
+
+function peer(key: string, nodeId: string, healthy = true): PeerView {
+  return { key, nodeId, connected: true, healthy, running: 0, queued: 0, capacity: 4 };
+}
+
+/** A router over fixed views that records what it was asked to send. */
+function scriptedRouter(
+  views: PeerView[],
+  answer: (peer: string) => DispatchResult | Error = () => okResult('remote'),
+) {
+  const sent: { peer: string; authority: unknown; request: unknown }[] = [];
+  const router: WorkbenchRouter = {
+    views: () => views,
+    waitForChange: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))),
+    async send(peerKey, authority, request) {
+      sent.push({ peer: peerKey, authority, request: JSON.parse(request.toString()) });
+      const a = answer(peerKey);
+      if (a instanceof Error) throw a;
+      return a;
+    },
+  };
+  return { router, sent };
+}
+
+function localTarget() {
+  const calls: { request: unknown; authority: Authority | undefined }[] = [];
+  const target: DispatchTarget = {
+    async handleDispatch(request, authority) {
+      calls.push({ request, authority });
+      return okResult('local');
+    },
+  };
+  return { target, calls };
+}
+
+function dispatcher(over: Partial<AgentDispatcherOptions> & { log: pino.Logger }) {
+  return new AgentDispatcher({
+    remote: true,
+    localFallback: false,
+    local: null,
+    router: null,
+    readAffinity: async () => null,
+    peersRaw: 'workbench=workbench:50060',
+    workbenchOs: 'linux',
+    peerWaitMs: 100,
+    ...over,
+  });
+}
+
+t.test('refusals before routing: nothing is forwarded or run', async (t) => {
+  const { log } = capture();
+  const { router, sent } = scriptedRouter([peer('p:1', 'wb-a')]);
+  const local = localTarget();
+  const d = dispatcher({ log, router, local: local.target, localFallback: true });
+  const cases: [unknown, Authority, string][] = [
+    [{ action: 'fs_read' }, user, 'invalid_arguments'],
+    [
+      call('fs_read', { path: 'a' }, { environment: { needs: ['gpu'] } }),
+      user,
+      'environment_mismatch',
+    ],
+    [
+      call('fs_read', { path: 'a' }, { environment: { needs: ['gpus'] } }),
+      user,
+      'invalid_environment_hint',
+    ],
+    [
+      call('fs_read', { path: 'a' }, { environment: { os: 'darwin' } }),
+      user,
+      'environment_mismatch',
+    ],
+    [call('build', {}), user, 'build_not_permitted'],
+    [call('build', {}), { class: 'system', subject: 'system:deploy' }, 'build_not_permitted'],
+    [call('fs_read', { path: 'a' }), { class: 'system', subject: 'system:deploy' }, 'forbidden'],
+  ];
+  for (const [request, authority, code] of cases) {
+    const out = await d.dispatch(request, authority);
+    t.match(out, { result: { ok: false, errorCode: code }, route: { kind: 'refused' } }, code);
+  }
+  t.same(sent, [], 'nothing forwarded');
+  t.same(local.calls, [], 'nothing run locally');
+});
+
+t.test('build with a minted system authority is forwarded as system', async (t) => {
+  const { log } = capture();
+  const { router, sent } = scriptedRouter([peer('p:1', 'wb-a')]);
+  const out = await dispatcher({ log, router }).dispatch(
+    call('build', {}),
+    systemAuthority('system:deploy'),
+  );
+  t.equal(out.result.ok, true);
+  t.same(sent[0]?.authority, { class: 'system', subject: 'system:deploy' });
+});
+
+t.test('not remote: the in-process workbench, with the caller authority', async (t) => {
+  const { log } = capture();
+  const local = localTarget();
+  const out = await dispatcher({ log, remote: false, local: local.target }).dispatch(
+    call('fs_list'),
+    user,
+  );
+  t.match(out, {
+    result: { ok: true, payload: 'local' },
+    route: { kind: 'local', reason: 'not_remote' },
+  });
+  t.equal(local.calls[0]?.authority, user);
+});
+
+t.test('affinity: the pinned replica, else a substitute with a WARNING', async (t) => {
+  const { log, lines } = capture();
+  const { router, sent } = scriptedRouter([peer('p:1', 'wb-a'), peer('p:2', 'wb-b')]);
+  let pinned = 'wb-b';
+  const d = dispatcher({ log, router, readAffinity: async () => pinned });
+  t.match(await d.dispatch(call('fs_list'), user), {
+    route: { kind: 'remote', nodeId: 'wb-b', pick: 'pinned' },
+  });
+  t.same(sent[0]?.request, call('fs_list'), 'the call is forwarded as given');
+  pinned = 'wb-gone';
+  t.match(await d.dispatch(call('fs_list'), user), {
+    route: { kind: 'remote', nodeId: 'wb-a', pick: 'substitute', previousNodeId: 'wb-gone' },
+  });
+  t.ok(
+    lines.some(
+      (l) =>
+        l.level === 40 &&
+        l.previousNodeId === 'wb-gone' &&
+        l.nodeId === 'wb-a' &&
+        l.runId === 'run-1',
+    ),
+    'a WARNING names both nodes and the run',
+  );
+});
+
+t.test('a failed affinity read picks unpinned with a WARNING', async (t) => {
+  const { log, lines } = capture();
+  const { router } = scriptedRouter([peer('p:1', 'wb-a')]);
+  const d = dispatcher({
+    log,
+    router,
+    readAffinity: async () => {
+      throw new Error('connection refused');
+    },
+  });
+  t.match(await d.dispatch(call('fs_list'), user), { route: { kind: 'remote', pick: 'unpinned' } });
+  t.ok(lines.some((l) => l.level === 40 && String(l.msg).includes('affinity read failed')));
+});
+
+t.test('a stream found down before sending: the next replica is tried', async (t) => {
+  const { log } = capture();
+  const { router, sent } = scriptedRouter([peer('p:1', 'wb-a'), peer('p:2', 'wb-b')], (p) =>
+    p === 'p:1' ? new PeerUnavailableError('down', false) : okResult('from b'),
+  );
+  const out = await dispatcher({ log, router }).dispatch(call('fs_list'), user);
+  t.match(out, { result: { ok: true, payload: 'from b' }, route: { nodeId: 'wb-b' } });
+  t.same(
+    sent.map((s) => s.peer),
+    ['p:1', 'p:2'],
+  );
+});
+
+t.test('a replica lost mid-call: unavailable, not retried', async (t) => {
+  const { log } = capture();
+  const { router, sent } = scriptedRouter(
+    [peer('p:1', 'wb-a'), peer('p:2', 'wb-b')],
+    () => new PeerUnavailableError('gone', true),
+  );
+  const out = await dispatcher({ log, router }).dispatch(
+    call('fs_write', { path: 'a', content: '' }),
+    user,
+  );
+  t.match(out.result, { ok: false, errorCode: 'unavailable' });
+  t.equal(sent.length, 1);
+});
+
+t.test('no healthy peer: refused by name, promptly; the fallback only when set', async (t) => {
+  const { log, lines } = capture();
+  const { router } = scriptedRouter([peer('p:1', 'wb-a', false)]);
+  const started = Date.now();
+  const out = await dispatcher({ log, router }).dispatch(call('fs_list'), user);
+  t.ok(Date.now() - started < 1_000);
+  t.match(out, {
+    result: { ok: false, errorCode: 'no_workbench_peer' },
+    route: { kind: 'refused' },
+  });
+  const message = out.result.ok ? '' : out.result.message;
+  for (const part of [
+    '"workbench"',
+    'MEMQL_WORKER_PEERS=workbench=workbench:50060',
+    'MEMQL_WORKBENCH_LOCAL_FALLBACK',
+  ]) {
+    t.match(message, part);
+  }
+  const local = localTarget();
+  const fallback = await dispatcher({
+    log,
+    router,
+    local: local.target,
+    localFallback: true,
+  }).dispatch(call('fs_list'), user);
+  t.match(fallback, {
+    result: { ok: true, payload: 'local' },
+    route: { kind: 'local', reason: 'fallback' },
+  });
+  t.ok(
+    lines.some((l) => l.level === 40 && String(l.msg).includes('MEMQL_WORKBENCH_LOCAL_FALLBACK=1')),
+  );
+});
+
+t.test('remote with no router: every call refuses', async (t) => {
+  const { log } = capture();
+  const d = dispatcher({ log, router: null, unwiredReason: 'no seed', peersRaw: '' });
+  const out = await d.dispatch(call('fs_list'), user);
+  t.match(out.result, {
+    ok: false,
+    errorCode: 'no_workbench_peer',
+    message: /no seed.*MEMQL_WORKER_PEERS=\(empty\)/,
+  });
+});
+
+t.test('real sockets: no peer reachable, then the explicit fallback', async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const db = await openDb({ kind: 'postgres', url: database.url });
+  t.teardown(() => db.close());
+  await createRun(db, { id: 'run-1', ownerUserId: 'alice' });
+  const base = await mkdtemp(join(tmpdir(), 'memql-agent-'));
+  await chmod(base, 0o755);
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+
+  // A port with nothing listening: bind one, then close it.
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const deadPort = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+
+  const start = async (env: Record<string, string>) => {
+    const { log, lines } = capture();
+    const config = loadConfig({
+      MEMQL_NODE_ID: 'agent-1',
+      MEMQL_DATABASE_URL: database.url,
+      MEMQL_WORKBENCH_ROOT: join(base, 'wb'),
+      MEMQL_DATA_DIR: join(base, 'data'),
+      MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+      MEMQL_WORKBENCH_REMOTE: '1',
+      MEMQL_WORKER_PEERS: 'workbench=workbench:50060',
+      MEMQL_RUNNER: 'process',
+      ...env,
+    });
+    const local = config.workbenchLocalFallback
+      ? (await createWorkbenchHost(config, { db, log, platform: 'linux', runsAsRoot: false })).host
+      : null;
+    const node = await startAgentNode({
+      config,
+      log,
+      local,
+      readAffinity: async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null,
+      version: 'test',
+      resolver: async () => [{ host: '127.0.0.1', port: deadPort, serverName: 'workbench' }],
+      peerWaitMs: 1_000,
+    });
+    t.teardown(() => node.close());
+    return { node, lines };
+  };
+
+  const refused = await start({});
+  const started = Date.now();
+  const r = await refused.node.dispatcher.dispatch(
+    call('fs_write', { path: 'a.txt', content: 'a' }),
+    user,
+  );
+  const took = Date.now() - started;
+  t.match(r.result, {
+    ok: false,
+    errorCode: 'no_workbench_peer',
+    message: /1 workbench replica known/,
+  });
+  t.ok(took >= 900 && took < 3_000, `refused within a bounded time (${took} ms)`);
+  t.equal(await getLiveWorkspace(db, 'run-1'), null, 'nothing was written');
+
+  const fallback = await start({ MEMQL_WORKBENCH_LOCAL_FALLBACK: '1' });
+  const f = await fallback.node.dispatcher.dispatch(
+    call('fs_write', { path: 'a.txt', content: 'a' }),
+    user,
+  );
+  t.match(f, { result: { ok: true }, route: { kind: 'local', reason: 'fallback' } });
+  t.equal(
+    (await getLiveWorkspace(db, 'run-1'))?.nodeId,
+    'agent-1',
+    'it ran on the agent node itself',
+  );
+});
+
+t.test('remote with no workbench seed: an ERROR at boot, and calls refuse', async (t) => {
+  // loadConfig already refuses this combination at startup; a Config built in code
+  // (an embedding tool loop) can still reach it, and then the node must be loud.
+  const { log, lines } = capture();
+  const base = loadConfig({
+    MEMQL_NODE_ID: 'agent-1',
+    MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+    MEMQL_WORKER_PEERS: 'worker=host:1',
+  });
+  const config = { ...base, workbenchRemote: true };
+  const node = await startAgentNode({
+    config,
+    log,
+    local: null,
+    readAffinity: async () => null,
+    version: 'test',
+  });
+  t.teardown(() => node.close());
+  t.ok(
+    lines.some((l) => l.level === 50 && l.workerPeers === 'worker=host:1'),
+    'ERROR at boot',
+  );
+  const r = await node.dispatcher.dispatch(call('fs_list'), user);
+  t.match(r.result, {
+    ok: false,
+    errorCode: 'no_workbench_peer',
+    message: /MEMQL_WORKER_PEERS=worker=host:1/,
+  });
+});
