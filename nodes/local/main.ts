@@ -7,26 +7,10 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import Dockerode from 'dockerode';
 import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
-import { createObjectStore, type ObjectStoreSettings } from '../../src/objects/index.js';
+import { createObjectStore } from '../../src/objects/index.js';
 import { openDb } from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
-import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
-
-function objectStoreSettings(config: Config): ObjectStoreSettings {
-  const o = config.objectStore;
-  if (o.kind === 'fs') return o;
-  return {
-    kind: 's3',
-    bucket: o.bucket,
-    prefix: o.prefix,
-    region: o.region,
-    forcePathStyle: o.forcePathStyle,
-    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-    ...(o.accessKeyId && o.secretAccessKey
-      ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
-      : {}),
-  };
-}
+import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
 
 async function main(): Promise<void> {
   const cwd = process.cwd();
@@ -58,8 +42,9 @@ async function main(): Promise<void> {
     { database: db.kind, objectStore: config.objectStore.kind, dataDir: config.dataDir },
     'store ready',
   );
-  const { runner } = await createWorkbenchHost(config, {
+  const { host, runner } = await createWorkbenchHost(config, {
     db,
+    objects,
     log,
     platform: process.platform,
     runsAsRoot: process.getuid?.() === 0,
@@ -68,6 +53,7 @@ async function main(): Promise<void> {
       : {}),
   });
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
+  host.start();
   process.stdout.write(
     [
       'memql-workbench local node',
@@ -76,7 +62,7 @@ async function main(): Promise<void> {
       `  object store:   ${config.objectStore.kind}`,
       `  workspaces:     ${config.workbenchRoot}`,
       `  sandbox:        ${sandbox}`,
-      '  not built yet:  mesh, HTTP API and console; the workbench host is built but nothing serves it.',
+      '  not built yet:  mesh, HTTP API and console; the workbench host runs but nothing serves it.',
       'ready. Ctrl-C stops.',
       '',
     ].join('\n'),
@@ -87,6 +73,7 @@ async function main(): Promise<void> {
     process.once('SIGTERM', done);
   });
   log.info('stopping');
+  await host.stop();
   await db.close();
   log.flush();
 }

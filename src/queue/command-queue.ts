@@ -322,7 +322,9 @@ export class CommandQueue {
         this.wakeUp = null;
         resolve();
       };
+      // An idle worker does not keep the process alive: the node's servers do that.
       const timer = setTimeout(done, ms);
+      timer.unref();
       this.wakeUp = done;
     });
   }
@@ -386,7 +388,7 @@ export class CommandQueue {
       } catch (err) {
         this.telemetry.error('recover_stale', summarizeError(err));
       }
-      await delay(period, undefined, { signal }).catch(() => undefined);
+      await delay(period, undefined, { signal, ref: false }).catch(() => undefined);
     }
   }
 

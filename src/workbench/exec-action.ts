@@ -1,9 +1,10 @@
 import type { ActionArgs } from '../contract/index.js';
-import { WorkbenchError } from '../contract/index.js';
+import { isErrorCode, WorkbenchError } from '../contract/index.js';
 import type { Runner, RunResult } from '../sandbox/runner.js';
 import type { RunnerSelection } from '../sandbox/select-runner.js';
+import type { Command } from '../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from './exec-allowlist.js';
-import { resolveWorkspacePath } from './safe-path.js';
+import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
 /** Limits `exec` applies, from the node's configuration. */
 export interface ExecLimits {
@@ -19,8 +20,26 @@ export interface ExecLimits {
   pidsLimit: number;
 }
 
+/** What `exec` needs besides the call. */
+export interface ExecDeps {
+  checker: CommandChecker;
+  runner: RunnerSelection;
+  limits: ExecLimits;
+}
+
+/** What a queued command carries for its executor (never audited). */
+export interface ExecRequest {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: string;
+}
+
 /** What `exec` answers. A non-zero exit is an answer, not an error. */
 export interface ExecPayload {
+  /** The durable command row: read it again by id after a lost connection. */
+  commandId: string;
+  status: Command['status'];
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -30,31 +49,7 @@ export interface ExecPayload {
   stderr: string;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
-  durationMs: number;
-}
-
-/** Everything `exec` needs besides the call. */
-export interface ExecDeps {
-  checker: CommandChecker;
-  runner: RunnerSelection;
-  limits: ExecLimits;
-  /** Waits for a runner slot; resolves to a release function. */
-  acquireSlot: () => Promise<() => void>;
-}
-
-function toPayload(r: RunResult): ExecPayload {
-  return {
-    exitCode: r.exitCode,
-    signal: r.signal,
-    timedOut: r.timedOut,
-    cancelled: r.cancelled,
-    oomKilled: r.oomKilled,
-    stdout: r.stdout.toString('utf8'),
-    stderr: r.stderr.toString('utf8'),
-    stdoutTruncated: r.stdoutTruncated,
-    stderrTruncated: r.stderrTruncated,
-    durationMs: r.durationMs,
-  };
+  durationMs: number | null;
 }
 
 /** The runner, or the `no_sandbox` refusal when this node has none. */
@@ -64,16 +59,14 @@ export function requireRunner(selection: RunnerSelection): Runner {
 }
 
 /**
- * `exec`: the allowlist on a real parse of the whole command, then a sandbox run in
- * the workspace (after waiting for a runner slot). The allowlist is defence in depth;
- * the sandbox is the boundary.
+ * Everything refused before a command is queued: the allowlist on a real parse of
+ * the whole command, environment names that change what runs, the timeout bound, a
+ * cwd that is no workspace path, and a node without a sandbox. Returns what to queue.
  */
-export async function runExec(
+export function prepareExec(
   deps: ExecDeps,
-  workspaceDir: string,
   args: ActionArgs<'exec'>,
-  opts: { signal?: AbortSignal; onOutput?: (s: 'stdout' | 'stderr', c: Buffer) => void } = {},
-): Promise<ExecPayload> {
+): { request: ExecRequest; timeoutMs: number } {
   const verdict = deps.checker.check(args.command);
   if (!verdict.ok) {
     throw new WorkbenchError(
@@ -91,7 +84,6 @@ export async function runExec(
       );
     }
   }
-  const runner = requireRunner(deps.runner);
   const timeoutMs = args.timeoutMs ?? deps.limits.defaultTimeoutMs;
   if (timeoutMs > deps.limits.maxTimeoutMs) {
     throw new WorkbenchError(
@@ -99,77 +91,89 @@ export async function runExec(
       `invalid_arguments: args.timeoutMs: ${timeoutMs} is over this node's limit of ${deps.limits.maxTimeoutMs} ms`,
     );
   }
-  let cwd = '.';
-  if (args.cwd !== undefined) {
-    const dir = await resolveWorkspacePath(workspaceDir, args.cwd, { allowRoot: true });
-    if (dir.stat === null && dir.rel !== '') {
-      throw new WorkbenchError(
-        'path_not_found',
-        `path_not_found: cwd "${dir.rel}" does not exist`,
-        {
-          path: dir.rel,
-        },
-      );
-    }
-    if (dir.stat !== null && !dir.stat.isDirectory()) {
-      throw new WorkbenchError(
-        'invalid_path',
-        `invalid_path: cwd "${dir.rel}" is not a directory`,
-        {
-          path: dir.rel,
-        },
-      );
-    }
-    cwd = dir.rel || '.';
-  }
-  const release = await deps.acquireSlot();
-  try {
-    const result = await runner.run({
-      workspaceDir,
-      cwd,
+  if (args.cwd !== undefined && args.cwd !== '.') splitWorkspacePath(args.cwd);
+  requireRunner(deps.runner);
+  return {
+    request: {
       command: args.command,
+      ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
       ...(args.env ? { env: args.env } : {}),
       ...(args.stdin !== undefined ? { stdin: args.stdin } : {}),
-      timeoutMs,
-      outputLimitBytes: deps.limits.outputLimitBytes,
-      memoryLimitBytes: deps.limits.memoryLimitBytes,
-      pidsLimit: deps.limits.pidsLimit,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
-    });
-    return toPayload(result);
-  } finally {
-    release();
-  }
-}
-
-/** A counting semaphore: at most `size` holders; the rest wait in arrival order. */
-export function createSlots(size: number): () => Promise<() => void> {
-  let free = size;
-  const waiting: (() => void)[] = [];
-  const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else free += 1;
+    },
+    timeoutMs,
   };
-  return () =>
-    new Promise((grant) => {
-      const give = () => grant(once(release));
-      if (free > 0) {
-        free -= 1;
-        give();
-      } else {
-        waiting.push(give);
-      }
-    });
 }
 
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (!done) {
-      done = true;
-      fn();
-    }
+/** Resolves a command's cwd inside the (reconciled) workspace; `.` when none. */
+async function resolveCwd(workspaceDir: string, cwd: string | undefined): Promise<string> {
+  if (cwd === undefined) return '.';
+  const dir = await resolveWorkspacePath(workspaceDir, cwd, { allowRoot: true });
+  if (dir.stat === null && dir.rel !== '') {
+    throw new WorkbenchError('path_not_found', `path_not_found: cwd "${dir.rel}" does not exist`, {
+      path: dir.rel,
+    });
+  }
+  if (dir.stat !== null && !dir.stat.isDirectory()) {
+    throw new WorkbenchError('invalid_path', `invalid_path: cwd "${dir.rel}" is not a directory`, {
+      path: dir.rel,
+    });
+  }
+  return dir.rel || '.';
+}
+
+/** Runs one queued command in the sandbox, in its workspace directory. */
+export async function runInSandbox(
+  deps: ExecDeps,
+  workspaceDir: string,
+  request: ExecRequest,
+  timeoutMs: number,
+  ctx: { signal: AbortSignal; onOutput: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void },
+): Promise<RunResult> {
+  const runner = requireRunner(deps.runner);
+  const cwd = await resolveCwd(workspaceDir, request.cwd);
+  return runner.run({
+    workspaceDir,
+    cwd,
+    command: request.command,
+    ...(request.env ? { env: request.env } : {}),
+    ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+    timeoutMs,
+    outputLimitBytes: deps.limits.outputLimitBytes,
+    memoryLimitBytes: deps.limits.memoryLimitBytes,
+    pidsLimit: deps.limits.pidsLimit,
+    signal: ctx.signal,
+    onOutput: ctx.onOutput,
+  });
+}
+
+/**
+ * The `exec` answer for a terminal command row. A command that could not run at all
+ * (`failed` with a code) is the caller's error; every other end is an answer.
+ */
+export function execPayload(command: Command): ExecPayload {
+  if (command.status === 'failed') {
+    const code = isErrorCode(command.errorCode) ? command.errorCode : 'internal';
+    const lost = command.errorCategory === 'recovered_stale';
+    throw new WorkbenchError(
+      code,
+      lost
+        ? `${code}: command ${command.id} was lost with the node running it; run it again`
+        : `${code}: command ${command.id} could not run (${command.errorCategory ?? 'no detail'})`,
+      { commandId: command.id, errorCategory: command.errorCategory },
+    );
+  }
+  return {
+    commandId: command.id,
+    status: command.status,
+    exitCode: command.exitCode,
+    signal: command.signal,
+    timedOut: command.status === 'timed_out',
+    cancelled: command.status === 'cancelled',
+    oomKilled: command.oomKilled,
+    stdout: (command.stdout ?? Buffer.alloc(0)).toString('utf8'),
+    stderr: (command.stderr ?? Buffer.alloc(0)).toString('utf8'),
+    stdoutTruncated: command.stdoutTruncated,
+    stderrTruncated: command.stderrTruncated,
+    durationMs: command.execDurationMs,
   };
 }

@@ -1,6 +1,7 @@
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
 import { goosFromNodePlatform } from '../contract/index.js';
+import { createObjectStore, type ObjectStore, type ObjectStoreSettings } from '../objects/index.js';
 import { BwrapRunner } from '../sandbox/bwrap-runner.js';
 import { DockerRunner } from '../sandbox/docker-runner.js';
 import { ProcessRunner } from '../sandbox/process-runner.js';
@@ -12,7 +13,6 @@ import {
 } from '../sandbox/select-runner.js';
 import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { createSlots } from './exec-action.js';
 import { createCommandChecker, createSystemPathResolver } from './exec-allowlist.js';
 import { WorkbenchHost } from './host.js';
 
@@ -21,9 +21,28 @@ export const MAX_READ_BYTES = 8 * 1024 * 1024;
 /** Largest file `fs_write` leaves behind, bytes (the contract's payload ceiling). */
 export const MAX_WRITE_BYTES = 32 * 1024 * 1024;
 
+/** The object store settings of a configuration. */
+export function objectStoreSettings(config: Config): ObjectStoreSettings {
+  const o = config.objectStore;
+  if (o.kind === 'fs') return o;
+  return {
+    kind: 's3',
+    bucket: o.bucket,
+    prefix: o.prefix,
+    region: o.region,
+    forcePathStyle: o.forcePathStyle,
+    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    ...(o.accessKeyId && o.secretAccessKey
+      ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
+      : {}),
+  };
+}
+
 /** What the host needs beyond the configuration: handles the node owns. */
 export interface HostFactoryDeps {
   db: Db;
+  /** The object store; built from `MEMQL_OBJECT_STORE` when omitted. */
+  objects?: ObjectStore;
   log: Logger;
   /** A Docker client, needed only when `MEMQL_RUNNER=docker`. */
   docker?: Dockerode;
@@ -80,10 +99,13 @@ export async function createWorkbenchHost(
     workbenchRoot: config.workbenchRoot,
     ...(owner ? { fileOwner: owner } : {}),
     files: { maxReadBytes: MAX_READ_BYTES, maxWriteBytes: MAX_WRITE_BYTES },
+    objects: deps.objects ?? createObjectStore(objectStoreSettings(config)),
+    queue: config.queue,
+    idleTtlMs: config.hydratedIdleTtlMs,
+    cleanupIntervalMs: config.cleanupIntervalMs,
     exec: {
       checker,
       runner,
-      acquireSlot: createSlots(config.queue.concurrency),
       limits: {
         defaultTimeoutMs: config.exec.defaultTimeoutMs,
         maxTimeoutMs: config.exec.maxTimeoutMs,

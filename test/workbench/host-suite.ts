@@ -11,9 +11,9 @@ import {
   systemAuthority,
   userAuthority,
 } from '../../src/contract/index.js';
+import { FsObjectStore } from '../../src/objects/index.js';
 import { type Runner, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, finishRun, listWorkspacesForOwner, openDb } from '../../src/store/index.js';
-import { createSlots } from '../../src/workbench/exec-action.js';
 import { createCommandChecker } from '../../src/workbench/exec-allowlist.js';
 import { WorkbenchHost, type WorkbenchHostDeps } from '../../src/workbench/host.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -58,10 +58,13 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
     workbenchRoot: root,
     fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
     files: { maxReadBytes: 1 << 20, maxWriteBytes: 4 << 20 },
+    objects: new FsObjectStore({ baseDir: join(base, 'objects') }),
+    queue: { concurrency: 4, leaseMs: 30_000, pollIntervalMs: 200 },
+    idleTtlMs: 600_000,
+    cleanupIntervalMs: 3_600_000,
     exec: {
       checker,
       runner: { runner, warnings: [] },
-      acquireSlot: createSlots(4),
       limits: {
         defaultTimeoutMs: 20_000,
         maxTimeoutMs: 60_000,
@@ -74,6 +77,8 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
     log: pino({ level: 'silent' }),
   };
   const host = new WorkbenchHost(deps);
+  host.start();
+  t.teardown(() => host.stop());
   const user = userAuthority('user:alice');
 
   let calls = 0;
@@ -292,5 +297,88 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       user,
     );
     t.equal(code(l), 'ok');
+  });
+
+  t.test('files are durable: an evicted warm copy comes back byte for byte', async (t) => {
+    const bytes = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
+    t.equal(
+      code(
+        await call('run-1', 'fs_write', {
+          path: 'durable/bin.dat',
+          content: bytes.toString('base64'),
+          encoding: 'base64',
+        }),
+      ),
+      'ok',
+    );
+    t.equal(
+      code(await call('run-1', 'exec', { command: 'printf made-by-exec > durable/from-exec.txt' })),
+      'ok',
+    );
+    await host.warm.evict('run-1');
+    await t.rejects(stat(join(root, 'run-1')), 'the warm copy is gone');
+    const back = payload<{ content: string }>(
+      t,
+      await call('run-1', 'fs_read', { path: 'durable/bin.dat', encoding: 'base64' }),
+    );
+    t.same(Buffer.from(back.content, 'base64'), bytes);
+    const seen = payload<{ stdout: string }>(
+      t,
+      await call('run-1', 'exec', { command: 'cat durable/from-exec.txt' }),
+    );
+    t.equal(seen.stdout, 'made-by-exec', 'a command sees the hydrated files');
+  });
+
+  t.test('a callId replays the first command instead of running it again', async (t) => {
+    const first = payload<{ commandId: string }>(
+      t,
+      await call('run-1', 'exec', { command: 'echo once >> once.txt' }, { callId: 'call-once' }),
+    );
+    const again = payload<{ commandId: string }>(
+      t,
+      await call('run-1', 'exec', { command: 'echo once >> once.txt' }, { callId: 'call-once' }),
+    );
+    t.equal(again.commandId, first.commandId);
+    const read = payload<{ content: string }>(
+      t,
+      await call('run-1', 'fs_read', { path: 'once.txt' }),
+    );
+    t.equal(read.content, 'once\n', 'it ran once');
+    const byId = (await host.commandResult(first.commandId)) as { status: string; stdout: string };
+    t.equal(byId.status, 'completed', 'the outcome is there by id');
+  });
+
+  t.test('another replica takes over with every file intact', async (t) => {
+    const otherRoot = join(base, 'replica-2');
+    const other = new WorkbenchHost({ ...deps, nodeId: 'node-2', workbenchRoot: otherRoot });
+    t.teardown(() => other.stop());
+    const read = await other.handleDispatch(
+      {
+        action: 'fs_read',
+        args: { path: 'notes/hello.txt' },
+        runId: 'run-1',
+        agentId: 'a',
+        taskId: 't',
+      },
+      user,
+    );
+    t.equal(payload<{ content: string }>(t, read).content, 'hello world\n');
+    const ex = await other.handleDispatch(
+      {
+        action: 'exec',
+        args: { command: 'cat durable/from-exec.txt' },
+        runId: 'run-1',
+        agentId: 'a',
+        taskId: 't',
+      },
+      user,
+    );
+    t.equal(payload<{ stdout: string }>(t, ex).stdout, 'made-by-exec');
+    const rows = await listWorkspacesForOwner(db, 'alice', { includeReleased: true });
+    const mine = rows.filter((w) => w.runId === 'run-1');
+    t.same(mine.map((w) => [w.nodeId, w.status, w.releasedReason]).sort(), [
+      ['node-1', 'released', 'node_lost'],
+      ['node-2', 'provisioned', null],
+    ]);
   });
 }
