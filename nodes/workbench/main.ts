@@ -59,6 +59,7 @@ async function main(): Promise<void> {
       ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
       : {}),
   });
+  host.start();
   const server = new MeshServer({
     nodeId: config.nodeId,
     nodeType: 'workbench',
@@ -92,6 +93,9 @@ async function main(): Promise<void> {
   log.info({ signal, graceMs: grace }, 'stopping: draining in-flight calls');
   const outcome = await server.drain(grace);
   await server.close();
+  // In-flight calls have drained; commands still running (queued by a caller that went
+  // away) get a short grace, then are left for another node's stale recovery.
+  await host.stop(Math.min(grace, 5_000));
   await db.close();
   log.info(outcome, 'stopped');
   log.flush();
