@@ -10,6 +10,7 @@ import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/co
 import { createObjectStore } from '../../src/objects/index.js';
 import { openDb } from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
 
 async function main(): Promise<void> {
@@ -54,6 +55,10 @@ async function main(): Promise<void> {
   });
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   host.start();
+  const metrics = config.listen.metrics
+    ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
+    : null;
+  if (metrics) log.info({ url: metrics.url }, 'metrics served');
   process.stdout.write(
     [
       'memql-workbench local node',
@@ -74,6 +79,7 @@ async function main(): Promise<void> {
   });
   log.info('stopping');
   await host.stop();
+  await metrics?.close();
   await db.close();
   log.flush();
 }

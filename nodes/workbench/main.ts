@@ -14,6 +14,7 @@ import { packageVersion } from '../../src/mesh/proto.js';
 import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
 import { openDb } from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
 
 const DEFAULT_GRACE_MS = 25_000;
@@ -60,6 +61,10 @@ async function main(): Promise<void> {
       : {}),
   });
   host.start();
+  const metrics = config.listen.metrics
+    ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
+    : null;
+  if (metrics) log.info({ url: metrics.url }, 'metrics served');
   const server = new MeshServer({
     nodeId: config.nodeId,
     nodeType: 'workbench',
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
   // In-flight calls have drained; commands still running (queued by a caller that went
   // away) get a short grace, then are left for another node's stale recovery.
   await host.stop(Math.min(grace, 5_000));
+  await metrics?.close();
   await db.close();
   log.info(outcome, 'stopped');
   log.flush();

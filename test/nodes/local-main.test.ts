@@ -8,7 +8,11 @@ import t from 'tap';
 const main = resolve(dirname(fileURLToPath(import.meta.url)), '../../nodes/local/main.js');
 
 /** Starts the local node in `cwd`, waits for "ready", stops it with SIGINT. */
-async function startAndStop(cwd: string, env: Record<string, string> = {}) {
+async function startAndStop(
+  cwd: string,
+  env: Record<string, string> = {},
+  whileUp: (stdout: string) => Promise<void> = async () => {},
+) {
   const child = spawn(process.execPath, [main], {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
@@ -28,6 +32,7 @@ async function startAndStop(cwd: string, env: Record<string, string> = {}) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const ready = stdout.includes('ready.');
+  if (ready) await whileUp(stdout);
   child.kill('SIGINT');
   const code = await exited;
   return { ready, code, stdout, stderr };
@@ -56,4 +61,20 @@ t.test('a bad variable stops the node with a message naming it', async (t) => {
   t.equal(run.ready, false);
   t.equal(run.code, 2);
   t.match(run.stderr, 'MEMQL_WORKER_CONCURRENCY');
+});
+
+t.test('with MEMQL_METRICS_LISTEN the queue metrics are served', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  let body = '';
+  const run = await startAndStop(cwd, { MEMQL_METRICS_LISTEN: '127.0.0.1:0' }, async (stdout) => {
+    const line = stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string; url?: string })
+      .find((l) => l.msg === 'metrics served');
+    if (line?.url) body = await (await fetch(new URL('/metrics', line.url))).text();
+  });
+  t.equal(run.code, 0);
+  t.match(body, 'memql_workspace_command_queue_depth');
 });
