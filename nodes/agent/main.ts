@@ -44,6 +44,7 @@ async function main(): Promise<void> {
         })
       ).host
     : null;
+  local?.start();
   const node = await startAgentNode({
     config,
     log,
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   });
   log.info({ signal }, 'stopping');
   await node.close();
+  await local?.stop();
   await db.close();
   log.flush();
 }

@@ -290,6 +290,7 @@ t.test('real sockets: no peer reachable, then the explicit fallback', async (t) 
     const local = config.workbenchLocalFallback
       ? (await createWorkbenchHost(config, { db, log, platform: 'linux', runsAsRoot: false })).host
       : null;
+    if (local) t.teardown(() => local.stop());
     const node = await startAgentNode({
       config,
       log,

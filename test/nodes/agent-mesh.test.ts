@@ -159,14 +159,16 @@ t.test('affinity, replica loss, takeover and reconnect', async (t) => {
     },
   );
 
-  await t.test(
-    'files written before the loss are intact on the substitute',
-    { todo: 'hydration on takeover is built but not yet wired into the host' },
-    async (t) => {
-      const r = await agent.dispatch(call('fs_read', { path: 'notes/hello.txt' }));
-      t.match(r.result, { ok: true, payload: { content: 'hello\n' } });
-    },
-  );
+  await t.test('files written before the loss are intact on the substitute', async (t) => {
+    const r = await agent.dispatch(call('fs_read', { path: 'notes/hello.txt' }));
+    t.match(r.result, { ok: true, payload: { content: 'hello\n' } });
+    t.match(r.route, { nodeId: other.nodeId });
+    const list = await agent.dispatch(call('fs_list', { path: 'notes' }));
+    const names = list.result.ok
+      ? (list.result.payload as { entries: { path: string }[] }).entries.map((e) => e.path)
+      : [];
+    t.equal(names.length, 1 + 50, 'hello.txt and the 50 files written by the 100 calls');
+  });
 
   await t.test('the restarted replica is reconnected; the run stays where it is', async (t) => {
     const back = await startWorkbench(t, env, lost.nodeId, { host: lost.host, port: lost.port });
