@@ -47,6 +47,12 @@ export interface MeshServerOptions {
   readonly handler: RequestHandler | null;
   /** Calls the node runs at once, reported in health frames. Default 1. */
   readonly capacity?: number;
+  /**
+   * The node's load for health frames. Default: from the calls in flight on its
+   * streams, `running = min(inFlight, capacity)` and `queued` the rest: a call in
+   * flight is either running or waiting for a slot.
+   */
+  readonly load?: () => { running: number; queued: number };
   /** Health frame period, ms. Default {@link HEALTH_INTERVAL_MS}. */
   readonly healthIntervalMs?: number;
   /** Largest frame accepted, bytes. Default {@link MAX_FRAME_BYTES}. */
@@ -120,11 +126,15 @@ export class MeshServer {
   /** The health frame this node sends now. */
   healthFrame(): HealthFrame {
     const n = this.tasks.size;
+    const load = this.options.load?.() ?? {
+      running: Math.min(n, this.capacity),
+      queued: Math.max(0, n - this.capacity),
+    };
     return {
       kind: 'health',
       healthy: !this.draining,
-      running: Math.min(n, this.capacity),
-      queued: Math.max(0, n - this.capacity),
+      running: load.running,
+      queued: load.queued,
       capacity: this.capacity,
     };
   }
