@@ -93,7 +93,16 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
   const directoriesRemoved = await removeUnclaimedDirs(deps);
   const warmEvicted = deps.evictIdle ? (await deps.evictIdle(now)).length : 0;
   const report = { released, runsCleaned, directoriesRemoved, warmEvicted };
-  deps.log.info({ event: 'workspace_cleanup.swept', ...report }, 'cleanup sweep');
+  // The operator's temp cleanup count, under the same event type the queue uses.
+  deps.log.info(
+    {
+      event: 'workspace_command.temp_cleanup',
+      removed: directoriesRemoved + warmEvicted,
+      failed: 0,
+      ...report,
+    },
+    'workspace_command.temp_cleanup',
+  );
   return report;
 }
 
