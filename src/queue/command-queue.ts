@@ -78,6 +78,11 @@ export interface CommandQueueOptions {
    * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
    */
   timeoutGraceMs?: number;
+  /**
+   * How long a command meant for another node's workspace stays queued before this
+   * node may claim it anyway, ms. Default `max(5000, 3 × pollIntervalMs)`.
+   */
+  leftBehindMs?: number;
   /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
   outputLimitBytes?: number;
 }
@@ -343,7 +348,11 @@ export class CommandQueue {
       let command: Command | null;
       try {
         command = await this.db.transaction(async (tx) => {
-          const c = await claimNextCommand(tx, this.leaseOwner, this.options.leaseMs);
+          const c = await claimNextCommand(tx, this.leaseOwner, this.options.leaseMs, {
+            nodeId: this.options.nodeId,
+            leftBehindMs:
+              this.options.leftBehindMs ?? Math.max(5_000, 3 * this.options.pollIntervalMs),
+          });
           if (c) await this.audit.record(tx, 'workspace_command.running', c);
           return c;
         });

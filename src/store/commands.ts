@@ -147,19 +147,41 @@ export async function getCommand(q: Queryable, id: string): Promise<Command | nu
  * Claims the oldest queued command for `leaseOwner`, or returns null when none is
  * queued. `SKIP LOCKED` lets concurrent workers claim different rows without waiting.
  */
+/**
+ * Which commands a node may claim: those whose workspace it holds (or that name no
+ * workspace or a workspace of no node), and any command left queued longer than
+ * `leftBehindMs`, whichever node it was meant for. A run's commands thus run where its
+ * warm copy is, while a node that died with work queued does not strand it.
+ */
+export interface ClaimAffinity {
+  nodeId: string;
+  leftBehindMs: number;
+}
+
+/**
+ * Claims the oldest claimable queued command for `leaseOwner`, or returns null when
+ * none is queued. `SKIP LOCKED` lets concurrent workers claim different rows without
+ * waiting. Without `affinity`, any queued command is claimable.
+ */
 export async function claimNextCommand(
   q: Queryable,
   leaseOwner: string,
   leaseMs: number,
+  affinity?: ClaimAffinity,
 ): Promise<Command | null> {
   const rows = await q.query(
     `update workspace_command c set status = 'running', lease_owner = $1,
        lease_expires_at = now() + ($2 * interval '1 millisecond'),
        attempts = c.attempts + 1, started_at = now()
-     where c.id = (select id from workspace_command where status = 'queued'
-                   order by queued_at, id limit 1 for update skip locked)
+     where c.id = (
+       select q.id from workspace_command q
+       left join workbench_workspace w on w.id = q.workspace_id
+       where q.status = 'queued'
+         and ($3::text is null or w.node_id is null or w.node_id = $3
+              or q.queued_at < now() - ($4 * interval '1 millisecond'))
+       order by q.queued_at, q.id limit 1 for update of q skip locked)
      returning ${COLUMNS}`,
-    [leaseOwner, leaseMs],
+    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.leftBehindMs ?? 0],
   );
   return rows[0] ? toCommand(rows[0]) : null;
 }

@@ -300,6 +300,47 @@ export function storeSuite(t: Test, db: Db): void {
     t.same([...got].sort(), [...ids].sort());
   });
 
+  t.test(
+    "commands: a node claims its own workspace's commands, others only when left behind",
+    async (t) => {
+      while (await claimNextCommand(db, 'drain', 60_000)) {}
+      const run = await newRun(db);
+      const ws = await provisionWorkspace(db, {
+        runId: run.id,
+        nodeId: 'node-a',
+        ownerUserId: 'user-a',
+      });
+      const { command } = await enqueueCommand(db, {
+        id: uid('cmd'),
+        runId: run.id,
+        workspaceId: ws.id,
+        ownerUserId: 'user-a',
+        timeoutMs: 1000,
+        request: {},
+      });
+      const patient = { nodeId: 'node-b', leftBehindMs: 60_000 };
+      t.equal(await claimNextCommand(db, 'b', 60_000, patient), null, 'not for node-b yet');
+      const impatient = { nodeId: 'node-b', leftBehindMs: 0 };
+      await new Promise((r) => setTimeout(r, 5));
+      const taken = await claimNextCommand(db, 'b', 60_000, impatient);
+      t.equal(taken?.id, command.id, 'left behind long enough, any node takes it');
+
+      const { command: second } = await enqueueCommand(db, {
+        id: uid('cmd'),
+        runId: run.id,
+        workspaceId: ws.id,
+        ownerUserId: 'user-a',
+        timeoutMs: 1000,
+        request: {},
+      });
+      const own = await claimNextCommand(db, 'a', 60_000, {
+        nodeId: 'node-a',
+        leftBehindMs: 60_000,
+      });
+      t.equal(own?.id, second.id, "the workspace's own node takes it at once");
+    },
+  );
+
   t.test('commands: stale recovery is a compare-and-set', async (t) => {
     while (await claimNextCommand(db, 'drain', 60_000)) {}
     const run = await newRun(db);
