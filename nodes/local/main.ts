@@ -1,14 +1,18 @@
 /**
- * `npm start`: one process on the embedded defaults (PGlite and a filesystem object
- * store under a data directory). Wiring only: load config, build the parts, wait
- * for a signal, stop.
+ * `npm start`: an agent node and a workbench node in one process on the embedded
+ * defaults (PGlite and a filesystem object store under a data directory), serving
+ * the HTTP API and the operator console on `MEMQL_HTTP_LISTEN`, with a development
+ * token for user `dev` kept in the data directory. Wiring only: load config, build
+ * the parts, wait for a signal, stop.
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import Dockerode from 'dockerode';
+import { AgentDispatcher } from '../../src/agent/index.js';
+import { ensureDevToken, localFleet, startApiServer } from '../../src/api/index.js';
 import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
 import { createObjectStore } from '../../src/objects/index.js';
-import { openDb } from '../../src/store/index.js';
+import { countLiveCommands, getLiveWorkspace, openDb } from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
@@ -55,6 +59,39 @@ async function main(): Promise<void> {
   });
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   host.start();
+  const startedAt = new Date();
+  // The agent half: not remote, so every call runs on the in-process workbench.
+  const dispatcher = new AgentDispatcher({
+    remote: false,
+    localFallback: false,
+    local: host,
+    router: null,
+    readAffinity: async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null,
+    peersRaw: config.workerPeersRaw,
+    workbenchOs: 'linux',
+    log,
+  });
+  const api = await startApiServer(
+    {
+      db,
+      objects,
+      dispatcher,
+      fleet: localFleet({
+        nodeId: config.nodeId,
+        capacity: config.queue.concurrency,
+        since: startedAt,
+        healthy: () => host.queue.lifecycle === 'running',
+        running: () => host.queue.runningHere().length,
+        queued: async () => (await countLiveCommands(db)).queued,
+      }),
+      workbenchRoot: config.workbenchRoot,
+      metrics: host.queue.metrics.registry,
+      log,
+    },
+    config.listen.http,
+  );
+  const dev = await ensureDevToken(db, config.dataDir);
+  log.info({ url: api.url }, 'API served');
   const metrics = config.listen.metrics
     ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
     : null;
@@ -67,7 +104,10 @@ async function main(): Promise<void> {
       `  object store:   ${config.objectStore.kind}`,
       `  workspaces:     ${config.workbenchRoot}`,
       `  sandbox:        ${sandbox}`,
-      '  not built yet:  mesh, HTTP API and console; the workbench host runs but nothing serves it.',
+      `  API:            ${api.url}/v1`,
+      `  console:        ${api.url}/console`,
+      `  token:          ${dev.token}`,
+      `                  (user "${dev.userId}"; kept in ${dev.file}, mode 0600)`,
       'ready. Ctrl-C stops.',
       '',
     ].join('\n'),
@@ -78,6 +118,7 @@ async function main(): Promise<void> {
     process.once('SIGTERM', done);
   });
   log.info('stopping');
+  await api.close();
   await host.stop();
   await metrics?.close();
   await db.close();

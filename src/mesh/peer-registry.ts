@@ -44,11 +44,19 @@ export interface PeerRegistryOptions {
   readonly healthStaleMs?: number;
 }
 
+/** A replica as the operator console shows it: its view, and since when its stream is up. */
+export interface FleetPeerView extends PeerView {
+  /** When the current stream said hello (ms since the epoch); `null` while not connected. */
+  readonly connectedSince: number | null;
+}
+
 /** Every replica behind a set of seeds, one stream each. */
 export class PeerRegistry {
   private readonly connections = new Map<string, PeerConnection>();
   private readonly lastResolved = new Map<PeerSeed, PeerEndpoint[]>();
   private readonly listeners = new Set<() => void>();
+  /** Per stream key: when it was first seen connected since it last was not. */
+  private readonly upSince = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly log: Logger;
@@ -121,6 +129,12 @@ export class PeerRegistry {
     return [...this.connections.values()].map((c) => c.view());
   }
 
+  /** Every replica's state with the time its current stream came up, for the console. */
+  fleetViews(): FleetPeerView[] {
+    this.noteConnections();
+    return this.views().map((v) => ({ ...v, connectedSince: this.upSince.get(v.key) ?? null }));
+  }
+
   /** The stream to the replica with this key. */
   connection(key: string): PeerConnection | undefined {
     return this.connections.get(key);
@@ -148,7 +162,17 @@ export class PeerRegistry {
     this.changed();
   }
 
+  private noteConnections(): void {
+    const now = (this.options.now ?? Date.now)();
+    for (const [key, c] of this.connections) {
+      if (!c.view().connected) this.upSince.delete(key);
+      else if (!this.upSince.has(key)) this.upSince.set(key, now);
+    }
+    for (const key of this.upSince.keys()) if (!this.connections.has(key)) this.upSince.delete(key);
+  }
+
   private changed(): void {
+    this.noteConnections();
     for (const listener of [...this.listeners]) listener();
   }
 }

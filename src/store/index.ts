@@ -3,6 +3,7 @@
  * function takes a {@link Queryable} (the database or an open transaction), so a
  * caller composes them into one transaction when it needs to.
  */
+export * from './api-tokens.js';
 export * from './artifacts.js';
 export * from './audit-events.js';
 export * from './commands.js';

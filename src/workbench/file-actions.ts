@@ -170,6 +170,24 @@ export async function fsWrite(ctx: FileContext, args: ActionArgs<'fs_write'>) {
   }
 }
 
+/**
+ * Opens an existing regular file of the workspace for reading, confined like every
+ * other file action (no escape by `..`, absolute form or symlink). The caller closes
+ * the handle. Used by `fs_read` and by `promote_artifact`.
+ */
+export async function openForRead(ctx: FileContext, path: string) {
+  const target = await resolveWorkspacePath(ctx.root, path);
+  if (target.stat === null) throw notFound(target.rel || path);
+  if (target.stat.isDirectory()) throw notAFile(target.rel, 'a directory');
+  const handle = await openConfined(ctx, target, constants.O_RDONLY);
+  const st = await handle.stat();
+  if (!st.isFile()) {
+    await handle.close();
+    throw notAFile(target.rel, 'not a regular file');
+  }
+  return { target, handle, size: st.size };
+}
+
 /** `fs_read`: a file or a byte range of it, as text or base64. */
 export async function fsRead(ctx: FileContext, args: ActionArgs<'fs_read'>) {
   const target = await resolveWorkspacePath(ctx.root, args.path);

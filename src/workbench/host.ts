@@ -36,6 +36,7 @@ import {
 } from './exec-action.js';
 import { type FetchLimits, runFetch } from './fetch-action.js';
 import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './file-actions.js';
+import { promoteArtifact } from './promote-artifact.js';
 import { RunLocks } from './run-locks.js';
 import { WarmCache } from './warm-cache.js';
 import { ensureWorkspace } from './workspace-lifecycle.js';
@@ -218,7 +219,7 @@ export class WorkbenchHost {
     const run = await this.resolveRun(envelope.runId);
     // Refusals that need no workspace come before one is provisioned.
     const exec = envelope.action === 'exec' ? prepareExec(this.deps.exec, envelope.args) : null;
-    if (envelope.action === 'promote_artifact' || envelope.action === 'build') {
+    if (envelope.action === 'build') {
       throw new WorkbenchError(
         'unavailable',
         `unavailable: ${envelope.action} is not available on this node yet`,
@@ -274,6 +275,10 @@ export class WorkbenchHost {
       case 'fetch':
         return this.withWorkspace(run.id, ws.dir, true, () =>
           runFetch(files, this.deps.fetch, envelope.args, options.signal),
+        );
+      case 'promote_artifact':
+        return this.withWorkspace(run.id, ws.dir, false, () =>
+          promoteArtifact(this.deps, files, run, envelope.args),
         );
       default:
         throw new WorkbenchError('internal', `internal: unhandled action ${envelope.action}`);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ async function startAndStop(
 ) {
   const child = spawn(process.execPath, [main], {
     cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_HTTP_LISTEN: '127.0.0.1:0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -46,12 +46,20 @@ t.test('npm start runs on the embedded defaults and reuses its data', async (t) 
   t.equal(first.ready, true, `prints ready (stderr: ${first.stderr.slice(-500)})`);
   t.equal(first.code, 0, 'Ctrl-C stops it cleanly');
   t.match(first.stdout, 'embedded PGlite');
-  t.match(first.stdout, 'not built yet', 'it says honestly what does not exist yet');
-  t.same((await readdir(join(cwd, '.data'))).sort(), ['objects', 'pglite']);
+  t.match(first.stdout, /API: +http:\/\/127\.0\.0\.1:\d+\/v1/, 'prints the API address');
+  t.match(first.stdout, /console: +http:\/\/127\.0\.0\.1:\d+\/console/, 'prints the console');
+  const token = /token: +(\S+)/.exec(first.stdout)?.[1];
+  t.ok(token, 'prints a development token');
+  const entries = await readdir(join(cwd, '.data'));
+  for (const name of ['dev-token', 'objects', 'pglite']) t.ok(entries.includes(name), name);
+  const tokenFile = join(cwd, '.data', 'dev-token');
+  t.equal((await stat(tokenFile)).mode & 0o777, 0o600, 'the token file is private to its owner');
+  t.equal((await readFile(tokenFile, 'utf8')).trim(), token);
 
   const second = await startAndStop(cwd);
   t.equal(second.ready, true, 'a second start reuses the same data directory');
   t.equal(second.code, 0);
+  t.equal(/token: +(\S+)/.exec(second.stdout)?.[1], token, 'and the same development token');
 });
 
 t.test('a bad variable stops the node with a message naming it', async (t) => {

@@ -1,0 +1,49 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Authority, DispatchResult } from '../contract/index.js';
+import type { DispatchCallOptions } from '../mesh/dispatch-target.js';
+import type { ObjectStore } from '../objects/index.js';
+import type { Db } from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Caller } from './auth.js';
+import type { FleetSource } from './fleet.js';
+
+/** The agent's dispatch entry, as the API calls it (`AgentDispatcher.dispatchHost`). */
+export interface ApiDispatcher {
+  dispatchHost(
+    request: unknown,
+    authority: Authority,
+    options?: DispatchCallOptions,
+  ): Promise<DispatchResult>;
+}
+
+/** Everything the API server is built from; handles the node owns. */
+export interface ApiDeps {
+  db: Db;
+  /** Where promoted artifacts' bytes are read from (and run data deleted). */
+  objects: ObjectStore;
+  dispatcher: ApiDispatcher;
+  fleet: FleetSource;
+  /** The node's `MEMQL_WORKBENCH_ROOT` when it holds workspaces itself (local mode). */
+  workbenchRoot?: string;
+  /** Served at `/metrics`; an empty text when absent. */
+  metrics?: Registry;
+  log: Logger;
+  /** Makes run ids; default `run-<uuid>`. */
+  newRunId?: () => string;
+}
+
+/** What a route handler gets. */
+export interface RouteContext {
+  readonly deps: ApiDeps;
+  readonly caller: Caller;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The path parameters, in order. */
+  readonly params: readonly string[];
+  readonly query: URLSearchParams;
+  readonly log: Logger;
+}
+
+/** A route handler. */
+export type RouteHandler = (ctx: RouteContext) => Promise<void>;

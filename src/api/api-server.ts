@@ -1,0 +1,207 @@
+/**
+ * The agent node's HTTP API and operator console, on `node:http`.
+ *
+ * Routes (every `/v1` route needs `Authorization: Bearer <token>`):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `POST /v1/runs` | 201 `{run}` |
+ * | `GET /v1/runs/:runId` | `{run}` |
+ * | `POST /v1/runs/:runId/end` | `{run, released}` |
+ * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
+ * | `POST /v1/dispatch` | the dispatch result |
+ * | `POST /v1/dispatch/stream` | NDJSON output lines, then one result line |
+ * | `GET /v1/commands/:commandId` | `{command}` |
+ * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
+ * | `GET /v1/artifacts?runId=` | `{artifacts}` |
+ * | `GET /v1/artifacts/:id` | `{artifact}` |
+ * | `GET /v1/artifacts/:id/content` | the bytes |
+ * | `GET /v1/fleet/workbenches` | `{mode, replicas}` |
+ * | `GET /healthz`, `GET /metrics`, `GET /console` | no token |
+ *
+ * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
+ *
+ * @module
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ListenAddress } from '../config/index.js';
+import type { ApiDeps, RouteHandler } from './api-deps.js';
+import { authenticate } from './auth.js';
+import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
+import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
+import { ApiError, errorAnswer, sendError, sendJson } from './http-io.js';
+import {
+  artifactContentRoute,
+  fleetRoute,
+  getArtifactRoute,
+  getCommandRoute,
+  listArtifactsRoute,
+  listWorkspacesRoute,
+} from './read-routes.js';
+import { createRunRoute, deleteRunRoute, endRunRoute, getRunRoute } from './run-routes.js';
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  handler: RouteHandler;
+}
+
+/** One path segment: an id. Ids are printable ASCII without `/`. */
+const ID = '([^/]+)';
+
+const ROUTES: Route[] = [
+  { method: 'POST', pattern: /^\/v1\/runs$/, handler: createRunRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
+  { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
+  { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
+  { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },
+  { method: 'GET', pattern: /^\/v1\/workspaces$/, handler: listWorkspacesRoute },
+  { method: 'GET', pattern: /^\/v1\/artifacts$/, handler: listArtifactsRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/artifacts/${ID}$`), handler: getArtifactRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/artifacts/${ID}/content$`),
+    handler: artifactContentRoute,
+  },
+  { method: 'GET', pattern: /^\/v1\/fleet\/workbenches$/, handler: fleetRoute },
+];
+
+/** Finds the route of a request: the handler and its decoded path parameters. */
+export function matchRoute(
+  method: string,
+  path: string,
+): { handler: RouteHandler; params: string[] } | { allowed: string[] } | null {
+  const allowed: string[] = [];
+  for (const route of ROUTES) {
+    const m = route.pattern.exec(path);
+    if (!m) continue;
+    if (route.method !== method) {
+      allowed.push(route.method);
+      continue;
+    }
+    try {
+      return { handler: route.handler, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+    } catch {
+      return null;
+    }
+  }
+  return allowed.length > 0 ? { allowed } : null;
+}
+
+async function serveMetrics(deps: ApiDeps, res: ServerResponse): Promise<void> {
+  const body = deps.metrics ? await deps.metrics.metrics() : '';
+  res.writeHead(200, {
+    'content-type': deps.metrics?.contentType ?? 'text/plain; version=0.0.4; charset=utf-8',
+  });
+  res.end(body);
+}
+
+function serveConsole(res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': CONSOLE_CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  });
+  res.end(CONSOLE_HTML);
+}
+
+/** The request handler of the API server (exported for tests that mount it themselves). */
+export function createApiHandler(deps: ApiDeps) {
+  const log = deps.log.child({ component: 'api' });
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = req.method ?? 'GET';
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://api.invalid');
+    } catch {
+      sendError(res, new ApiError(400, 'invalid_arguments', 'invalid_arguments: bad request URL'));
+      return;
+    }
+    const path = url.pathname;
+    try {
+      if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { ok: true });
+      if (method === 'GET' && path === '/metrics') return await serveMetrics(deps, res);
+      if (method === 'GET' && (path === '/console' || path === '/console/')) {
+        return serveConsole(res);
+      }
+      if (method === 'GET' && path === '/') {
+        res.writeHead(302, { location: '/console' }).end();
+        return;
+      }
+      if (!path.startsWith('/v1/')) {
+        throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+      }
+      // Authenticate before looking at the route or the body: unauthenticated callers
+      // learn nothing, not even which routes exist.
+      const caller = await authenticate(deps.db, req);
+      const match = matchRoute(method, path);
+      if (match === null) {
+        throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+      }
+      if ('allowed' in match) {
+        res.setHeader('allow', match.allowed.join(', '));
+        throw new ApiError(
+          405,
+          'invalid_arguments',
+          `invalid_arguments: ${method} is not allowed on ${path}; use ${match.allowed.join(' or ')}`,
+        );
+      }
+      await match.handler({
+        deps,
+        caller,
+        req,
+        res,
+        params: match.params,
+        query: url.searchParams,
+        log: log.child({ userId: caller.userId }),
+      });
+    } catch (err) {
+      const answer = errorAnswer(err);
+      if (answer.code === 'internal') log.error({ err, method, path }, 'API request failed');
+      sendError(res, err);
+    }
+  };
+}
+
+/** A running API server. */
+export interface ApiServer {
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** The address it listens on (the real port when 0 was asked for). */
+  readonly address: ListenAddress;
+  /** Stops listening and closes open connections (running streams are cut, cancelling their calls). */
+  close(): Promise<void>;
+}
+
+/** Starts the API on `listen` (port 0 picks a free port); resolves once it listens. */
+export async function startApiServer(deps: ApiDeps, listen: ListenAddress): Promise<ApiServer> {
+  const handler = createApiHandler(deps);
+  const server = createServer((req, res) => {
+    void handler(req, res);
+  });
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const info = server.address() as AddressInfo;
+  const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+  return {
+    url: `http://${host}:${info.port}`,
+    address: { host: info.address, port: info.port },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * The operator console, `GET /console`: Fleet > Workbenches. One static page, plain
+ * HTML and inline script, no build step. The page itself needs no token; it asks for
+ * one, keeps it in `sessionStorage`, and calls the API with it, so everything it
+ * shows is the caller's: the replicas, and the caller's own workspaces (released ones
+ * on request, with their reasons in words). There is no cluster-wide switch.
+ *
+ * Everything rendered goes through `textContent`, never `innerHTML`, so a node id or
+ * run id cannot inject markup; the Content-Security-Policy allows only this script.
+ *
+ * @module
+ */
+
+import { createHash } from 'node:crypto';
+
+const SCRIPT = `
+'use strict';
+const KEY = 'memql.console.token';
+const $ = (id) => document.getElementById(id);
+let timer = null;
+
+function token() { return sessionStorage.getItem(KEY); }
+
+function cell(row, text, cls) {
+  const td = document.createElement('td');
+  td.textContent = text === null || text === undefined ? '' : String(text);
+  if (cls) td.className = cls;
+  row.appendChild(td);
+  return td;
+}
+
+function when(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+}
+
+function fill(tbody, rows, empty, columns) {
+  tbody.replaceChildren();
+  if (rows.length === 0) {
+    const tr = document.createElement('tr');
+    const td = cell(tr, empty, 'empty');
+    td.colSpan = columns;
+    tbody.appendChild(tr);
+    return;
+  }
+  for (const r of rows) tbody.appendChild(r);
+}
+
+async function api(path) {
+  const res = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const err = new Error(body.message || ('HTTP ' + res.status));
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+function showError(message) {
+  $('error').textContent = message;
+  $('error').hidden = !message;
+}
+
+async function refresh() {
+  if (!token()) return;
+  const includeReleased = $('include-released').checked;
+  try {
+    const [fleet, ws] = await Promise.all([
+      api('/v1/fleet/workbenches'),
+      api('/v1/workspaces?includeReleased=' + includeReleased),
+    ]);
+    $('mode').textContent = fleet.mode === 'local'
+      ? 'Local mode: the workbench runs inside this node.'
+      : 'Remote mode: replicas this agent node is connected to.';
+    fill($('replicas'), fleet.replicas.map((r) => {
+      const tr = document.createElement('tr');
+      tr.dataset.nodeId = r.nodeId || '';
+      cell(tr, r.nodeId || '(no hello yet)', 'mono');
+      cell(tr, r.address, 'mono');
+      cell(tr, r.healthy ? 'healthy' : 'unhealthy', r.healthy ? 'ok' : 'bad');
+      cell(tr, r.running + ' running, ' + r.queued + ' queued, capacity ' + r.capacity);
+      cell(tr, r.connectedSince ? when(r.connectedSince) : 'not connected');
+      return tr;
+    }), 'No workbench replicas are known to this node.', 5);
+    fill($('workspaces'), ws.workspaces.map((w) => {
+      const tr = document.createElement('tr');
+      tr.dataset.runId = w.runId;
+      tr.dataset.status = w.status;
+      cell(tr, w.runId, 'mono');
+      cell(tr, w.nodeId || '(none)', 'mono');
+      cell(tr, w.status, w.status === 'provisioned' ? 'ok' : 'muted');
+      cell(tr, w.releasedReason ? (w.releasedReasonText || w.releasedReason) : '', 'reason');
+      cell(tr, when(w.createdAt));
+      cell(tr, when(w.releasedAt));
+      return tr;
+    }), includeReleased ? 'You have no workspaces.' : 'You have no live workspaces.', 6);
+    $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
+    showError('');
+  } catch (err) {
+    if (err.status === 401) {
+      sessionStorage.removeItem(KEY);
+      showSignIn('That token was not accepted. Paste a valid token.');
+      return;
+    }
+    showError('Could not load: ' + err.message);
+  }
+}
+
+function showSignIn(message) {
+  $('signin').hidden = false;
+  $('fleet').hidden = true;
+  $('signin-message').textContent = message || '';
+  if (timer) clearInterval(timer);
+  timer = null;
+}
+
+function showFleet() {
+  $('signin').hidden = true;
+  $('fleet').hidden = false;
+  refresh();
+  if (!timer) timer = setInterval(refresh, 10000);
+}
+
+$('signin-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const value = $('token').value.trim();
+  if (!value) return;
+  sessionStorage.setItem(KEY, value);
+  $('token').value = '';
+  showFleet();
+});
+$('include-released').addEventListener('change', refresh);
+$('refresh').addEventListener('click', refresh);
+$('signout').addEventListener('click', () => {
+  sessionStorage.removeItem(KEY);
+  showSignIn('');
+});
+if (token()) showFleet(); else showSignIn('');
+`;
+
+const STYLE = `
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d2430; background: #f6f7f9; }
+header { background: #1d2430; color: #fff; padding: 10px 20px; display: flex; gap: 16px; align-items: baseline; }
+header h1 { font-size: 16px; margin: 0; }
+header .crumbs { color: #b9c2d0; }
+main { padding: 16px 20px; max-width: 1200px; }
+section { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; padding: 12px 16px; margin-bottom: 16px; }
+h2 { font-size: 15px; margin: 0 0 8px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #eceff3; vertical-align: top; }
+th { font-weight: 600; color: #4a5566; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+.mono { font-family: ui-monospace, monospace; font-size: 13px; }
+.ok { color: #176b36; font-weight: 600; }
+.bad { color: #a61b1b; font-weight: 600; }
+.muted { color: #6b7585; }
+.empty { color: #6b7585; font-style: italic; }
+.toolbar { display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }
+.note { color: #6b7585; font-size: 12px; }
+#error { color: #a61b1b; }
+button { font: inherit; }
+`;
+
+const HTML_BODY = `
+<header><h1>memql-workbench</h1><span class="crumbs">Fleet &rsaquo; Workbenches</span></header>
+<main>
+  <section id="signin" hidden>
+    <h2>Sign in</h2>
+    <p>Paste an API token. <code>npm start</code> prints a development token. It is kept in this tab only (sessionStorage).</p>
+    <form id="signin-form"><input id="token" type="password" autocomplete="off" size="60" aria-label="API token"> <button type="submit">Use token</button></form>
+    <p id="signin-message" class="bad"></p>
+  </section>
+  <div id="fleet" hidden>
+    <div class="toolbar"><button id="refresh" type="button">Refresh</button><button id="signout" type="button">Forget token</button><span id="updated" class="note"></span></div>
+    <p id="error" hidden></p>
+    <section>
+      <h2>Workbench replicas</h2>
+      <p id="mode" class="note"></p>
+      <table><thead><tr><th>Node id</th><th>Address</th><th>Health</th><th>Load</th><th>Connected since</th></tr></thead><tbody id="replicas"></tbody></table>
+    </section>
+    <section>
+      <h2>Your workspaces</h2>
+      <div class="toolbar"><label><input id="include-released" type="checkbox"> Include released</label><span class="note">Only your own workspaces are listed.</span></div>
+      <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th></tr></thead><tbody id="workspaces"></tbody></table>
+    </section>
+  </div>
+</main>
+`;
+
+/** The page. */
+export const CONSOLE_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Fleet &rsaquo; Workbenches &middot; memql-workbench</title>
+<style>${STYLE}</style></head>
+<body>${HTML_BODY}<script>${SCRIPT}</script></body></html>
+`;
+
+const hash = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
+
+/** Allows exactly this page's script and style, and API calls to this origin. */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  `script-src 'sha256-${hash(SCRIPT)}'`,
+  `style-src 'sha256-${hash(STYLE)}'`,
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');

@@ -1,0 +1,48 @@
+/**
+ * The local node's development token: made once, kept in the data directory (mode
+ * 0600) so the next start prints the same one, and registered (hashed) again if the
+ * database was reset meanwhile.
+ *
+ * @module
+ */
+
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { addApiToken, createApiToken, type Queryable } from '../store/index.js';
+
+/** The user the development token belongs to. */
+export const DEV_USER_ID = 'dev';
+/** The file under the data directory that keeps it. */
+export const DEV_TOKEN_FILE = 'dev-token';
+
+/** The development token and where it is kept. */
+export interface DevToken {
+  token: string;
+  userId: string;
+  file: string;
+  /** True when this start made it. */
+  created: boolean;
+}
+
+/** Reuses the token in `<dataDir>/dev-token`, or makes one and saves it there. */
+export async function ensureDevToken(q: Queryable, dataDir: string): Promise<DevToken> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, DEV_TOKEN_FILE);
+  const saved = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return '';
+      throw err;
+    },
+  );
+  if (/^[\x21-\x7e]{16,512}$/.test(saved)) {
+    await addApiToken(q, DEV_USER_ID, saved, { label: 'development token' });
+    await chmod(file, 0o600);
+    return { token: saved, userId: DEV_USER_ID, file, created: false };
+  }
+  const made = await createApiToken(q, DEV_USER_ID, { label: 'development token' });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${made.token}\n`, { mode: 0o600 });
+  await rename(tmp, file);
+  return { token: made.token, userId: DEV_USER_ID, file, created: true };
+}

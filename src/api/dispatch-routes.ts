@@ -1,0 +1,94 @@
+/**
+ * `POST /v1/dispatch` and `POST /v1/dispatch/stream`: one `workbenchHost` call with
+ * the contract's envelope and result. A refused call is still a 200 carrying
+ * `{ok: false, errorCode, ...}`: the result is the answer, as it is for a tool loop
+ * that embeds the agent. The run must be the caller's (else `not_found`, and nothing
+ * is dispatched), and the authority is always the caller's user authority.
+ *
+ * The stream form answers `application/x-ndjson`: `{"type":"output",...}` lines as
+ * exec output arrives (data in base64), then exactly one `{"type":"result",...}`.
+ * A caller that disconnects cancels the call (a running exec is killed).
+ *
+ * @module
+ */
+
+import {
+  type DispatchResult,
+  errorResult,
+  parseEnvelope,
+  resultFromError,
+} from '../contract/index.js';
+import { getRunForOwner } from '../store/index.js';
+import type { RouteContext } from './api-deps.js';
+import { DISPATCH_BODY_LIMIT_BYTES, readJson, sendJson } from './http-io.js';
+
+/** Aborts when the caller goes away before the answer is complete. */
+function abortOnDisconnect(ctx: RouteContext): AbortController {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+/**
+ * Checks the envelope and the run's owner, then dispatches. Refusals that need no
+ * dispatch come back as results too.
+ */
+async function dispatchOwned(
+  ctx: RouteContext,
+  body: unknown,
+  options: {
+    signal: AbortSignal;
+    onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  },
+): Promise<DispatchResult> {
+  const parsed = parseEnvelope(body);
+  if (!parsed.ok) return parsed;
+  const runId = parsed.envelope.runId;
+  const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
+  if (run === null) {
+    return errorResult(
+      'not_found',
+      `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
+      { runId },
+    );
+  }
+  try {
+    return await ctx.deps.dispatcher.dispatchHost(body, ctx.caller.authority, options);
+  } catch (err) {
+    ctx.log.error({ err, runId }, 'dispatch threw');
+    return resultFromError(err);
+  }
+}
+
+/** `POST /v1/dispatch`. */
+export async function dispatchRoute(ctx: RouteContext): Promise<void> {
+  const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
+  const controller = abortOnDisconnect(ctx);
+  const result = await dispatchOwned(ctx, body, { signal: controller.signal });
+  if (!ctx.res.destroyed) sendJson(ctx.res, 200, result);
+}
+
+/** `POST /v1/dispatch/stream`. */
+export async function dispatchStreamRoute(ctx: RouteContext): Promise<void> {
+  const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
+  const controller = abortOnDisconnect(ctx);
+  const { res } = ctx;
+  res.writeHead(200, {
+    'content-type': 'application/x-ndjson; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.flushHeaders();
+  const line = (value: unknown) => {
+    if (!res.destroyed && !res.writableEnded) res.write(`${JSON.stringify(value)}\n`);
+  };
+  const result = await dispatchOwned(ctx, body, {
+    signal: controller.signal,
+    onOutput: (stream, chunk) =>
+      line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
+  });
+  line({ type: 'result', result });
+  if (!res.destroyed) res.end();
+}

@@ -1,0 +1,84 @@
+/**
+ * The workbench replicas as the API and console show them (`GET
+ * /v1/fleet/workbenches`): in local mode the one in-process host, in remote mode
+ * every replica the agent's peer registry knows.
+ *
+ * @module
+ */
+
+import type { FleetPeerView } from '../mesh/peer-registry.js';
+
+/** One replica. */
+export interface FleetReplica {
+  /** Its `MEMQL_NODE_ID`; null before its hello. */
+  nodeId: string | null;
+  /** Where the agent reaches it (`host:port`), or `in-process`. */
+  address: string;
+  healthy: boolean;
+  /** Commands running there. */
+  running: number;
+  /** Commands waiting. */
+  queued: number;
+  /** Commands it runs at once. */
+  capacity: number;
+  /** ISO time its current connection came up; null while not connected. */
+  connectedSince: string | null;
+}
+
+/** The fleet answer. */
+export interface FleetView {
+  mode: 'local' | 'remote';
+  replicas: FleetReplica[];
+}
+
+/** Where the API reads the fleet from. */
+export type FleetSource = () => Promise<FleetView>;
+
+/** What {@link localFleet} reads from the in-process host. */
+export interface LocalFleetDeps {
+  nodeId: string;
+  /** `MEMQL_WORKER_CONCURRENCY`. */
+  capacity: number;
+  /** When the host started serving. */
+  since: Date;
+  /** Whether its command worker is running. */
+  healthy: () => boolean;
+  /** Commands running on this node. */
+  running: () => number;
+  /** Commands queued (the whole queue: in local mode there is one node). */
+  queued: () => Promise<number>;
+}
+
+/** The fleet of a local node: its own in-process workbench. */
+export function localFleet(deps: LocalFleetDeps): FleetSource {
+  return async () => ({
+    mode: 'local',
+    replicas: [
+      {
+        nodeId: deps.nodeId,
+        address: 'in-process',
+        healthy: deps.healthy(),
+        running: deps.running(),
+        queued: await deps.queued(),
+        capacity: deps.capacity,
+        connectedSince: deps.since.toISOString(),
+      },
+    ],
+  });
+}
+
+/** The fleet of a remote-mode agent: what its registry sees (nothing when none is wired). */
+export function remoteFleet(registry: { fleetViews(): FleetPeerView[] } | null): FleetSource {
+  return async () => ({
+    mode: 'remote',
+    replicas: (registry?.fleetViews() ?? []).map((v) => ({
+      nodeId: v.nodeId,
+      address: v.key,
+      healthy: v.healthy,
+      running: v.running,
+      queued: v.queued,
+      capacity: v.capacity,
+      connectedSince: v.connectedSince === null ? null : new Date(v.connectedSince).toISOString(),
+    })),
+  });
+}

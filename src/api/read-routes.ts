@@ -1,0 +1,127 @@
+/**
+ * The caller's reads: a command by id, workspaces, promoted artifacts (list and
+ * download), and the fleet. There is deliberately no route to workspace files or
+ * command logs beyond the caller's own command result: end users receive promoted
+ * artifacts only.
+ *
+ * @module
+ */
+
+import type { Readable } from 'node:stream';
+import { isObjectStoreError } from '../objects/index.js';
+import {
+  getArtifactForOwner,
+  getCommand,
+  listArtifactsForOwner,
+  listWorkspacesForOwner,
+} from '../store/index.js';
+import type { RouteContext } from './api-deps.js';
+import { ApiError, invalidField, sendJson } from './http-io.js';
+import { artifactView, commandView, workspaceView } from './views.js';
+
+/** `GET /v1/commands/:commandId`: another user's command reads as absent. */
+export async function getCommandRoute(ctx: RouteContext): Promise<void> {
+  const id = ctx.params[0]!;
+  const command = await getCommand(ctx.deps.db, id);
+  if (command === null || command.ownerUserId !== ctx.caller.userId) {
+    throw new ApiError(404, 'not_found', `not_found: command "${id}" does not exist`);
+  }
+  sendJson(ctx.res, 200, { command: commandView(command) });
+}
+
+function booleanParam(query: URLSearchParams, name: string): boolean {
+  const value = query.get(name);
+  if (value === null || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw invalidField(name, 'expected true or false');
+}
+
+/** `GET /v1/workspaces?includeReleased=true`: the caller's workspaces only. */
+export async function listWorkspacesRoute(ctx: RouteContext): Promise<void> {
+  const includeReleased = booleanParam(ctx.query, 'includeReleased');
+  const rows = await listWorkspacesForOwner(ctx.deps.db, ctx.caller.userId, { includeReleased });
+  sendJson(ctx.res, 200, { workspaces: rows.map(workspaceView) });
+}
+
+/** `GET /v1/artifacts?runId=`: the caller's promoted artifacts, newest first. */
+export async function listArtifactsRoute(ctx: RouteContext): Promise<void> {
+  const runId = ctx.query.get('runId');
+  if (runId !== null && runId.length === 0) throw invalidField('runId', 'expected a run id');
+  const rows = await listArtifactsForOwner(ctx.deps.db, ctx.caller.userId, {
+    ...(runId === null ? {} : { runId }),
+  });
+  sendJson(ctx.res, 200, { artifacts: rows.map(artifactView) });
+}
+
+async function ownArtifact(ctx: RouteContext) {
+  const id = ctx.params[0]!;
+  const artifact = await getArtifactForOwner(ctx.deps.db, id, ctx.caller.userId);
+  if (artifact === null) {
+    throw new ApiError(404, 'not_found', `not_found: artifact "${id}" does not exist`);
+  }
+  return artifact;
+}
+
+/** `GET /v1/artifacts/:id`: one artifact's record. */
+export async function getArtifactRoute(ctx: RouteContext): Promise<void> {
+  sendJson(ctx.res, 200, { artifact: artifactView(await ownArtifact(ctx)) });
+}
+
+/** `Content-Disposition` for a download: an ASCII fallback and the exact UTF-8 name. */
+export function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
+  const exact = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+/** `GET /v1/artifacts/:id/content`: the bytes, streamed from the object store. */
+export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
+  const artifact = await ownArtifact(ctx);
+  let body: Readable;
+  try {
+    body = await ctx.deps.objects.get(artifact.objectKey);
+  } catch (err) {
+    if (isObjectStoreError(err, 'object_not_found')) {
+      ctx.log.error(
+        { artifactId: artifact.id },
+        'artifact bytes are missing from the object store',
+      );
+      throw new ApiError(
+        404,
+        'not_found',
+        `not_found: the bytes of artifact "${artifact.id}" are gone`,
+      );
+    }
+    throw err;
+  }
+  const { res } = ctx;
+  res.writeHead(200, {
+    'content-type': artifact.contentType,
+    'content-length': artifact.size,
+    'content-disposition': contentDisposition(artifact.name),
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+    etag: `"${artifact.hash}"`,
+    'cache-control': 'private, no-store',
+  });
+  await new Promise<void>((resolve) => {
+    body.on('error', (err) => {
+      ctx.log.error({ err, artifactId: artifact.id }, 'artifact download failed midway');
+      res.destroy();
+      resolve();
+    });
+    res.on('close', () => {
+      body.destroy();
+      resolve();
+    });
+    body.pipe(res);
+  });
+}
+
+/** `GET /v1/fleet/workbenches`: the replicas the caller's calls can reach. */
+export async function fleetRoute(ctx: RouteContext): Promise<void> {
+  sendJson(ctx.res, 200, await ctx.deps.fleet());
+}

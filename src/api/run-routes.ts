@@ -1,0 +1,127 @@
+/**
+ * Runs: create (the caller owns it), read, end with a terminal status (which
+ * releases the workspace), delete (which removes its data and its artifacts).
+ *
+ * @module
+ */
+
+import { randomUUID } from 'node:crypto';
+import { MAX_ID_CHARS } from '../contract/index.js';
+import {
+  createRun,
+  getRunForOwner,
+  isTerminalRunStatus,
+  type Run,
+  StoreError,
+  TERMINAL_RUN_STATUSES,
+} from '../store/index.js';
+import { deleteRunData, endRun } from '../workbench/run-lifecycle.js';
+import type { RouteContext } from './api-deps.js';
+import {
+  ApiError,
+  BODY_LIMIT_BYTES,
+  invalidField,
+  readJsonObject,
+  rejectUnknownFields,
+  sendJson,
+} from './http-io.js';
+import { runView } from './views.js';
+
+/** Longest retention a run may ask for: ten years, in ms. */
+const MAX_RETENTION_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/** The caller's run, or a 404 that reads the same for absent and for another user's. */
+export async function ownRun(ctx: RouteContext, runId: string): Promise<Run> {
+  const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
+  if (run === null) {
+    throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+  }
+  return run;
+}
+
+/** `POST /v1/runs`. */
+export async function createRunRoute(ctx: RouteContext): Promise<void> {
+  const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
+  rejectUnknownFields(body, ['conversationId', 'retentionMs']);
+  const { conversationId, retentionMs } = body;
+  if (
+    conversationId !== undefined &&
+    (typeof conversationId !== 'string' ||
+      conversationId.length === 0 ||
+      conversationId.length > MAX_ID_CHARS)
+  ) {
+    throw invalidField('conversationId', `expected a string of 1 to ${MAX_ID_CHARS} characters`);
+  }
+  if (
+    retentionMs !== undefined &&
+    (typeof retentionMs !== 'number' ||
+      !Number.isSafeInteger(retentionMs) ||
+      retentionMs <= 0 ||
+      retentionMs > MAX_RETENTION_MS)
+  ) {
+    throw invalidField(
+      'retentionMs',
+      `expected a positive integer of ms, at most ${MAX_RETENTION_MS}`,
+    );
+  }
+  const run = await createRun(ctx.deps.db, {
+    id: ctx.deps.newRunId?.() ?? `run-${randomUUID()}`,
+    ownerUserId: ctx.caller.userId,
+    conversationId: conversationId ?? null,
+    retentionExpiresAt: retentionMs === undefined ? null : new Date(Date.now() + retentionMs),
+  });
+  ctx.log.info({ runId: run.id, userId: run.ownerUserId }, 'run created');
+  sendJson(ctx.res, 201, { run: runView(run) });
+}
+
+/** `GET /v1/runs/:runId`. */
+export async function getRunRoute(ctx: RouteContext): Promise<void> {
+  sendJson(ctx.res, 200, { run: runView(await ownRun(ctx, ctx.params[0]!)) });
+}
+
+/**
+ * `POST /v1/runs/:runId/end`. Repeating the same status answers the run again with
+ * `released: false`; a different terminal status than the recorded one is a 409
+ * `run_ended` (the run already ended; nothing changes).
+ */
+export async function endRunRoute(ctx: RouteContext): Promise<void> {
+  const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
+  rejectUnknownFields(body, ['status']);
+  const status = body.status;
+  if (typeof status !== 'string' || !isTerminalRunStatus(status)) {
+    throw invalidField('status', `expected one of ${TERMINAL_RUN_STATUSES.join(', ')}`);
+  }
+  const run = await ownRun(ctx, ctx.params[0]!);
+  try {
+    const ended = await endRun(
+      {
+        db: ctx.deps.db,
+        log: ctx.log,
+        ...(ctx.deps.workbenchRoot ? { workbenchRoot: ctx.deps.workbenchRoot } : {}),
+      },
+      run.id,
+      status,
+    );
+    sendJson(ctx.res, 200, { run: runView(ended.run), released: ended.released !== null });
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'conflict') {
+      throw new ApiError(409, 'run_ended', `run_ended: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+/** `DELETE /v1/runs/:runId`: the run's files, commands, workspaces and artifacts. */
+export async function deleteRunRoute(ctx: RouteContext): Promise<void> {
+  const run = await ownRun(ctx, ctx.params[0]!);
+  const deleted = await deleteRunData(
+    {
+      db: ctx.deps.db,
+      objects: ctx.deps.objects,
+      log: ctx.log,
+      ...(ctx.deps.workbenchRoot ? { workbenchRoot: ctx.deps.workbenchRoot } : {}),
+    },
+    run.id,
+  );
+  sendJson(ctx.res, 200, { deleted });
+}
