@@ -1,0 +1,340 @@
+import { createHash, randomBytes } from 'node:crypto';
+import t from 'tap';
+import { getCommand } from '../../src/store/index.js';
+import { envelope, startApiHarness } from './api-support.js';
+
+const h = await startApiHarness(t);
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field by the assertions
+type Json = any;
+
+type Result = { ok: boolean; errorCode?: string; message?: string; payload?: Json };
+
+async function newRun(token: string): Promise<string> {
+  const res = await h.json<{ run: { id: string } }>(token, 'POST', '/v1/runs', {});
+  return res.body.run.id;
+}
+
+async function dispatch(token: string, runId: string, action: string, args: object) {
+  const res = await h.json<Result>(
+    token,
+    'POST',
+    '/v1/dispatch',
+    envelope(runId, action, args as Record<string, unknown>),
+  );
+  if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
+  return res.body;
+}
+
+/** Reads an NDJSON answer line by line, stamping when each line arrived. */
+async function readLines(res: Response) {
+  const lines: { at: number; value: Json }[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let nl = buffer.indexOf('\n');
+    while (nl >= 0) {
+      lines.push({ at: Date.now(), value: JSON.parse(buffer.slice(0, nl)) });
+      buffer = buffer.slice(nl + 1);
+      nl = buffer.indexOf('\n');
+    }
+  }
+  return lines;
+}
+
+t.test('dispatch: the contract envelope in, the DispatchResult out', async (t) => {
+  const runId = await newRun(h.alice);
+  const w = await dispatch(h.alice, runId, 'fs_write', { path: 'a/b.txt', content: 'hello\n' });
+  t.same(w, { ok: true, payload: { path: 'a/b.txt', bytesWritten: 6, size: 6 } });
+  const r = await dispatch(h.alice, runId, 'fs_read', { path: 'a/b.txt' });
+  t.equal(r.payload.content, 'hello\n');
+  const l = await dispatch(h.alice, runId, 'fs_list', { recursive: true });
+  t.same(
+    l.payload.entries.map((e: { path: string }) => e.path),
+    ['a', 'a/b.txt'],
+  );
+
+  const x = await dispatch(h.alice, runId, 'exec', {
+    command: 'cat a/b.txt; echo oops >&2; exit 3',
+  });
+  t.equal(x.ok, true);
+  t.equal(x.payload.exitCode, 3);
+  t.equal(x.payload.stdout, 'hello\n');
+  const commandId = String(x.payload.commandId);
+
+  const cmd = await h.json<{ command: Record<string, unknown> }>(
+    h.alice,
+    'GET',
+    `/v1/commands/${commandId}`,
+  );
+  t.equal(cmd.status, 200);
+  t.match(cmd.body.command, {
+    id: commandId,
+    runId,
+    status: 'completed',
+    exitCode: 3,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+    stdout: 'hello\n',
+    stderr: 'oops\n',
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    errorCode: null,
+    errorCategory: null,
+  });
+  t.type(cmd.body.command.durationMs, 'number');
+  const notBobs = await h.json<{ errorCode: string }>(h.bob, 'GET', `/v1/commands/${commandId}`);
+  t.equal(notBobs.status, 404, "another user's command is not_found");
+  t.equal(notBobs.body.errorCode, 'not_found');
+  t.equal((await h.json(h.alice, 'GET', '/v1/commands/no-such-command')).status, 404);
+
+  const del = await dispatch(h.alice, runId, 'fs_delete', { path: 'a', recursive: true });
+  t.equal(del.ok, true);
+});
+
+t.test('refusals are 200 with ok:false and a code', async (t) => {
+  const runId = await newRun(h.alice);
+  const bad = await dispatch(h.alice, runId, 'fs_move', { path: 'x' });
+  t.equal(bad.errorCode, 'invalid_arguments');
+  t.match(bad.message, 'action');
+  const build = await dispatch(h.alice, runId, 'build', {});
+  t.equal(build.errorCode, 'build_not_permitted', 'build is refused for every API caller');
+  const smuggled = await h.json<Result>(h.alice, 'POST', '/v1/dispatch', {
+    ...envelope(runId, 'build', {}),
+    authority: { class: 'system', subject: 'system:deploy' },
+  });
+  t.equal(smuggled.status, 200);
+  t.equal(smuggled.body.errorCode, 'invalid_arguments', 'an authority in the body is refused');
+  t.match(smuggled.body.message, 'authority');
+  const climbing = await dispatch(h.alice, runId, 'fs_read', { path: '../../etc/passwd' });
+  t.equal(climbing.errorCode, 'invalid_path');
+  const missing = await dispatch(h.alice, 'run-that-does-not-exist', 'fs_list', {});
+  t.equal(missing.errorCode, 'not_found');
+  const bobs = await dispatch(h.bob, runId, 'fs_write', { path: 'b.txt', content: 'B' });
+  t.equal(bobs.errorCode, 'not_found', "bob cannot call into alice's run");
+  const list = await dispatch(h.alice, runId, 'fs_list', {});
+  t.same(list.payload.entries, [], 'and nothing was written by his call');
+});
+
+t.test('the stream form delivers output as it happens, then one result', async (t) => {
+  const runId = await newRun(h.alice);
+  const res = await h.call(h.alice, '/v1/dispatch/stream', {
+    method: 'POST',
+    body: JSON.stringify(
+      envelope(runId, 'exec', { command: 'echo first; sleep 2; echo second >&2; echo third' }),
+    ),
+  });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), 'application/x-ndjson');
+  const lines = await readLines(res);
+  const outputs = lines.filter((l) => l.value.type === 'output');
+  const results = lines.filter((l) => l.value.type === 'result');
+  t.equal(results.length, 1, 'exactly one result line');
+  t.equal(lines.at(-1)?.value.type, 'result', 'and it is the last line');
+  const text = (stream: string) =>
+    outputs
+      .filter((l) => l.value.stream === stream)
+      .map((l) => Buffer.from(l.value.data, 'base64').toString('utf8'))
+      .join('');
+  t.equal(text('stdout'), 'first\nthird\n');
+  t.equal(text('stderr'), 'second\n');
+  const first = outputs[0]!;
+  t.ok(
+    results[0]!.at - first.at >= 1500,
+    `the first output arrived while the command still ran (${results[0]!.at - first.at} ms early)`,
+  );
+  t.equal(results[0]!.value.result.ok, true);
+  t.equal(results[0]!.value.result.payload.exitCode, 0);
+
+  const refused = await h.call(h.bob, '/v1/dispatch/stream', {
+    method: 'POST',
+    body: JSON.stringify(envelope(runId, 'exec', { command: 'echo no' })),
+  });
+  const refusedLines = await readLines(refused);
+  t.same(
+    refusedLines.map((l) => [l.value.type, l.value.result?.errorCode]),
+    [['result', 'not_found']],
+    'a refusal is a single result line',
+  );
+});
+
+t.test('a client that disconnects cancels its running command', async (t) => {
+  const runId = await newRun(h.alice);
+  const controller = new AbortController();
+  const res = await h.call(h.alice, '/v1/dispatch/stream', {
+    method: 'POST',
+    body: JSON.stringify(envelope(runId, 'exec', { command: 'echo started; sleep 30' })),
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  const firstChunk = await reader.read();
+  t.match(new TextDecoder().decode(firstChunk.value), '"type":"output"', 'the command is running');
+  const started = Date.now();
+  controller.abort();
+  let status = '';
+  let commandId = '';
+  while (Date.now() - started < 20_000) {
+    const rows = await h.db.query<{ id: string; status: string }>(
+      'select id, status from workspace_command where run_id = $1',
+      [runId],
+    );
+    commandId = rows[0]?.id ?? '';
+    status = rows[0]?.status ?? '';
+    if (status !== 'running' && status !== 'queued') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(status, 'cancelled', 'the command ended cancelled');
+  t.ok(Date.now() - started < 20_000, 'long before its 30 s sleep would have ended');
+  const row = await getCommand(h.db, commandId);
+  t.equal(row?.cancelRequested, true);
+  const cmd = await h.json<{ command: { cancelled: boolean } }>(
+    h.alice,
+    'GET',
+    `/v1/commands/${commandId}`,
+  );
+  t.equal(cmd.body.command.cancelled, true);
+});
+
+t.test('promote, list, download byte for byte; only promoted files are served', async (t) => {
+  const runId = await newRun(h.alice);
+  const bytes = randomBytes(300_000);
+  t.equal(
+    (
+      await dispatch(h.alice, runId, 'fs_write', {
+        path: 'out/data.bin',
+        content: bytes.toString('base64'),
+        encoding: 'base64',
+      })
+    ).ok,
+    true,
+  );
+  t.equal(
+    (await dispatch(h.alice, runId, 'fs_write', { path: 'secret-notes.txt', content: 'INTERNAL' }))
+      .ok,
+    true,
+  );
+  const promoted = await dispatch(h.alice, runId, 'promote_artifact', {
+    path: 'out/data.bin',
+    name: 'résumé data.bin',
+  });
+  t.equal(promoted.ok, true, promoted.message ?? 'promoted');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  t.match(promoted.payload, {
+    name: 'résumé data.bin',
+    contentType: 'application/octet-stream',
+    size: bytes.length,
+    sha256,
+  });
+  const artifactId = String(promoted.payload.artifactId);
+  const md = await dispatch(h.alice, runId, 'exec', { command: 'printf "# Report\\n" > r.md' });
+  t.equal(md.payload.exitCode, 0);
+  const report = await dispatch(h.alice, runId, 'promote_artifact', { path: 'r.md' });
+  t.equal(
+    report.payload.contentType,
+    'text/markdown; charset=utf-8',
+    'made by exec, typed by name',
+  );
+  t.equal(report.payload.name, 'r.md');
+
+  t.ok(await h.objects.head(`artifacts/${artifactId}`), 'bytes under artifacts/<id>');
+
+  const list = await h.json<{ artifacts: Record<string, unknown>[] }>(
+    h.alice,
+    'GET',
+    `/v1/artifacts?runId=${runId}`,
+  );
+  t.equal(list.status, 200);
+  t.same(list.body.artifacts.map((a) => a.name).sort(), ['r.md', 'résumé data.bin']);
+  const entry = list.body.artifacts.find((a) => a.id === artifactId)!;
+  t.same(Object.keys(entry).sort(), [
+    'contentType',
+    'createdAt',
+    'id',
+    'name',
+    'runId',
+    'sha256',
+    'size',
+  ]);
+  t.match(entry, { runId, size: bytes.length, sha256 });
+  const everything = await h.json<{ artifacts: unknown[] }>(h.alice, 'GET', '/v1/artifacts');
+  t.equal(everything.body.artifacts.length, 2);
+
+  const download = await h.call(h.alice, `/v1/artifacts/${artifactId}/content`);
+  t.equal(download.status, 200);
+  t.equal(download.headers.get('content-type'), 'application/octet-stream');
+  t.equal(download.headers.get('content-length'), String(bytes.length));
+  t.match(download.headers.get('content-disposition'), /^attachment; filename="r_sum_ data.bin"/);
+  t.match(
+    download.headers.get('content-disposition'),
+    "filename*=UTF-8''r%C3%A9sum%C3%A9%20data.bin",
+  );
+  const got = Buffer.from(await download.arrayBuffer());
+  t.ok(got.equals(bytes), 'byte for byte');
+
+  // Bob sees none of it.
+  t.same(
+    (await h.json<{ artifacts: unknown[] }>(h.bob, 'GET', '/v1/artifacts')).body.artifacts,
+    [],
+  );
+  t.equal((await h.call(h.bob, `/v1/artifacts/${artifactId}`)).status, 404);
+  t.equal((await h.call(h.bob, `/v1/artifacts/${artifactId}/content`)).status, 404);
+
+  // No route serves a workspace file that was not promoted, nor command logs.
+  const command = md.payload.commandId as string;
+  const probes = [
+    `/v1/runs/${runId}/files/secret-notes.txt`,
+    `/v1/runs/${runId}/secret-notes.txt`,
+    `/v1/workspaces/${runId}/files/secret-notes.txt`,
+    `/v1/workspaces/secret-notes.txt`,
+    `/v1/artifacts/${runId}/content`,
+    '/v1/artifacts/secret-notes.txt/content',
+    `/v1/artifacts/..%2Fruns%2F${runId}/content`,
+    `/v1/artifacts/${artifactId}/..%2F..%2Fsecret-notes.txt`,
+    `/v1/commands/${command}/logs`,
+    `/v1/commands/${command}/stdout`,
+    '/console/../secret-notes.txt',
+    `/files/${runId}/secret-notes.txt`,
+  ];
+  for (const path of probes) {
+    const res = await h.call(h.alice, path);
+    const body = await res.text();
+    t.equal(res.status, 404, path);
+    t.notMatch(body, 'INTERNAL', `${path} does not leak the file`);
+  }
+
+  const gone = await dispatch(h.alice, runId, 'promote_artifact', { path: 'nope.txt' });
+  t.equal(gone.errorCode, 'path_not_found');
+  const dir = await dispatch(h.alice, runId, 'promote_artifact', { path: 'out' });
+  t.equal(dir.errorCode, 'invalid_path');
+  const out = await dispatch(h.alice, runId, 'promote_artifact', { path: '../x' });
+  t.equal(out.errorCode, 'invalid_path');
+  const link = await dispatch(h.alice, runId, 'exec', { command: 'ln -s /etc/passwd pw' });
+  t.equal(link.payload.exitCode, 0);
+  const viaLink = await dispatch(h.alice, runId, 'promote_artifact', { path: 'pw' });
+  t.equal(viaLink.errorCode, 'invalid_path', 'a link out of the workspace is not promoted');
+});
+
+t.test('the fleet in local mode is the in-process host', async (t) => {
+  const fleet = await h.json<{ mode: string; replicas: Record<string, unknown>[] }>(
+    h.alice,
+    'GET',
+    '/v1/fleet/workbenches',
+  );
+  t.equal(fleet.status, 200);
+  t.equal(fleet.body.mode, 'local');
+  t.equal(fleet.body.replicas.length, 1);
+  t.match(fleet.body.replicas[0], {
+    nodeId: 'node-api',
+    address: 'in-process',
+    healthy: true,
+    running: 0,
+    queued: 0,
+    capacity: 4,
+  });
+  t.ok(Date.parse(String(fleet.body.replicas[0]!.connectedSince)) > 0);
+});

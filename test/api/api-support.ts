@@ -1,0 +1,139 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import type { Test } from 'tap';
+import { AgentDispatcher } from '../../src/agent/index.js';
+import { localFleet, startApiServer } from '../../src/api/index.js';
+import { FsObjectStore } from '../../src/objects/index.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { SANDBOX_UID } from '../../src/sandbox/runner.js';
+import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
+import { createCommandChecker } from '../../src/workbench/exec-allowlist.js';
+import { WorkbenchHost } from '../../src/workbench/host.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/** A live API over a real workbench host: Postgres, fs objects, the bwrap sandbox. */
+export interface ApiHarness {
+  url: string;
+  db: Db;
+  objects: FsObjectStore;
+  host: WorkbenchHost;
+  base: string;
+  root: string;
+  /** Bearer tokens of two users. */
+  alice: string;
+  bob: string;
+  /** fetch against the API with a token. */
+  call(token: string | null, path: string, init?: RequestInit): Promise<Response>;
+  /** JSON request and answer. */
+  json<T = Record<string, unknown>>(
+    token: string | null,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
+}
+
+/**
+ * Starts everything on `t` and tears it all down at its end. The sandbox is real
+ * bubblewrap (`.ci/install-sandbox.sh`): the API is the way commands reach it.
+ */
+export async function startApiHarness(t: Test): Promise<ApiHarness> {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const db = await openDb({ kind: 'postgres', url: database.url });
+  t.teardown(() => db.close());
+  const base = await mkdtemp(join(tmpdir(), 'memql-api-'));
+  await chmod(base, 0o755);
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const root = join(base, 'workbenches');
+  const objects = new FsObjectStore({ baseDir: join(base, 'objects') });
+  const log = pino({ level: 'silent' });
+  const runner = new BwrapRunner();
+  const probe = await runner.probe();
+  if (!probe.ok) throw new Error(`bwrap runner unusable: ${probe.reason}`);
+  const host = new WorkbenchHost({
+    db,
+    nodeId: 'node-api',
+    nodeOs: 'linux',
+    workbenchRoot: root,
+    ...(process.getuid?.() === 0 ? { fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID } } : {}),
+    files: { maxReadBytes: 1 << 20, maxWriteBytes: 40 << 20 },
+    objects,
+    queue: { concurrency: 4, leaseMs: 30_000, pollIntervalMs: 200 },
+    idleTtlMs: 600_000,
+    cleanupIntervalMs: 3_600_000,
+    exec: {
+      checker: await createCommandChecker(),
+      runner: { runner, warnings: [] },
+      limits: {
+        defaultTimeoutMs: 30_000,
+        maxTimeoutMs: 60_000,
+        outputLimitBytes: 1 << 20,
+        memoryLimitBytes: 256 << 20,
+        pidsLimit: 64,
+      },
+    },
+    fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: [] },
+    log,
+  });
+  host.start();
+  t.teardown(() => host.stop());
+  const dispatcher = new AgentDispatcher({
+    remote: false,
+    localFallback: false,
+    local: host,
+    router: null,
+    readAffinity: async () => null,
+    peersRaw: '',
+    workbenchOs: 'linux',
+    log,
+  });
+  const since = new Date();
+  const api = await startApiServer(
+    {
+      db,
+      objects,
+      dispatcher,
+      fleet: localFleet({
+        nodeId: 'node-api',
+        capacity: 4,
+        since,
+        healthy: () => host.queue.lifecycle === 'running',
+        running: () => host.queue.runningHere().length,
+        queued: async () => (await countLiveCommands(db)).queued,
+      }),
+      workbenchRoot: root,
+      metrics: host.queue.metrics.registry,
+      log,
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  t.teardown(() => api.close());
+  const alice = (await createApiToken(db, 'alice')).token;
+  const bob = (await createApiToken(db, 'bob')).token;
+
+  const call = (token: string | null, path: string, init: RequestInit = {}) =>
+    fetch(`${api.url}${path}`, {
+      ...init,
+      headers: {
+        ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(init.headers as Record<string, string> | undefined),
+      },
+    });
+  const json = async <T>(token: string | null, method: string, path: string, body?: unknown) => {
+    const res = await call(token, path, {
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  };
+  return { url: api.url, db, objects, host, base, root, alice, bob, call, json };
+}
+
+/** A dispatch envelope for `runId`. */
+export function envelope(runId: string, action: string, args: Record<string, unknown>) {
+  return { action, args, runId, agentId: 'agent-test', taskId: 'task-test' };
+}
