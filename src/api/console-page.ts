@@ -151,7 +151,7 @@ h2 { font-size: 15px; margin: 0 0 8px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #eceff3; vertical-align: top; }
 th { font-weight: 600; color: #4a5566; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
-.mono { font-family: ui-monospace, monospace; font-size: 13px; }
+.mono { font-family: ui-monospace, monospace; font-size: 13px; white-space: nowrap; }
 .ok { color: #176b36; font-weight: 600; }
 .bad { color: #a61b1b; font-weight: 600; }
 .muted { color: #6b7585; }

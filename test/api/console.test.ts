@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import t from 'tap';
+import { createRun, openDb, provisionWorkspace } from '../../src/store/index.js';
+import { NodeProcess, nodeMain } from '../support/node-process.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/**
+ * The operator console in real headless Chromium (Debian's, installed by
+ * .ci/install-browser.sh) against a live local node, `node dist/nodes/local/main.js`,
+ * started the way `npm start` starts it, in a temporary working directory. The node
+ * is pointed at the test Postgres so the test can write the rows of a lost replica
+ * through the store: PGlite can only be opened by the node's own process.
+ */
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const db = await openDb({ kind: 'postgres', url: database.url });
+t.teardown(() => db.close());
+const cwd = await mkdtemp(join(tmpdir(), 'memql-console-'));
+t.teardown(() => rm(cwd, { recursive: true, force: true }));
+
+const child = spawn(process.execPath, ['--enable-source-maps', nodeMain('local')], {
+  cwd,
+  env: {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+    MEMQL_DATABASE_URL: database.url,
+    MEMQL_NODE_ID: 'local-1',
+    MEMQL_LOG_LEVEL: 'warn',
+  },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+const node = new NodeProcess('local node', child);
+t.teardown(async () => {
+  if (!node.alive) return;
+  const { code } = await node.stop('SIGINT');
+  if (code !== 0) throw new Error(`the local node exited with ${code}: ${node.stderr.slice(-500)}`);
+});
+
+const deadline = Date.now() + 60_000;
+while (!node.other.includes('ready. Ctrl-C stops.')) {
+  if (!node.alive || Date.now() > deadline) {
+    throw new Error(`the local node did not get ready: ${node.stderr.slice(-2000)}`);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+}
+const banner = node.other.join('\n');
+const api = /API: +(http:\/\/127\.0\.0\.1:\d+\/v1)$/m.exec(banner)?.[1];
+const consoleUrl = /console: +(http:\/\/127\.0\.0\.1:\d+\/console)$/m.exec(banner)?.[1];
+const token = /token: +(\S+)$/m.exec(banner)?.[1];
+if (!api || !consoleUrl || !token)
+  throw new Error(`the banner lacks an address or token:\n${banner}`);
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${api}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  }).catch((err: Error) => {
+    throw new Error(
+      `${method} ${path} failed (${err.message}); node alive: ${node.alive}; stderr: ${node.stderr}; log: ${JSON.stringify(node.lines.slice(-5))}`,
+    );
+  });
+  return (await res.json()) as { ok?: boolean; run?: { id: string } };
+}
+/** Writes a file in the run's workspace; no assertion here (the root test must not end early). */
+async function write(runId: string): Promise<void> {
+  const result = await call('POST', '/dispatch', {
+    action: 'fs_write',
+    args: { path: 'notes.txt', content: 'hi' },
+    runId,
+    agentId: 'agent-console',
+    taskId: 'task-console',
+  });
+  if (result.ok !== true) throw new Error(`fs_write failed: ${JSON.stringify(result)}`);
+}
+
+// A live workspace on this node.
+const live = (await call('POST', '/runs', {})).run!.id;
+await write(live);
+// A workspace whose replica was lost: its row named "replica-gone"; the next call
+// lands on this node, which takes it over (released / node_lost, plus a successor).
+const moved = (await call('POST', '/runs', {})).run!.id;
+await provisionWorkspace(db, { runId: moved, nodeId: 'replica-gone', ownerUserId: 'dev' });
+await write(moved);
+// Somebody else's workspace, which the console must never show to "dev".
+await createRun(db, { id: 'run-someone-else', ownerUserId: 'someone-else' });
+await provisionWorkspace(db, {
+  runId: 'run-someone-else',
+  nodeId: 'local-1',
+  ownerUserId: 'someone-else',
+});
+
+const profile = await mkdtemp(join(tmpdir(), 'memql-chromium-'));
+t.teardown(() => rm(profile, { recursive: true, force: true }));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+  viewport: { width: 1280, height: 800 },
+});
+t.teardown(() => browser.close());
+
+t.test('Fleet > Workbenches shows the replica and the caller’s workspaces', async (t) => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text());
+  });
+  await page.goto(consoleUrl);
+  await page.locator('#token').fill(token);
+  await page.locator('#signin-form button[type=submit]').click();
+
+  const replica = page.locator('#replicas tr[data-node-id="local-1"]');
+  await replica.waitFor({ timeout: 15_000 });
+  const cells = await replica.locator('td').allTextContents();
+  t.equal(cells[0], 'local-1', 'node id');
+  t.equal(cells[1], 'in-process');
+  t.equal(cells[2], 'healthy', 'health');
+  t.match(cells[3], /^\d+ running, \d+ queued, capacity 4$/, 'load');
+  t.not(cells[4], 'not connected', `connected since ${cells[4]}`);
+  t.match(await page.locator('#mode').textContent(), 'Local mode');
+
+  const rows = page.locator('#workspaces tr[data-run-id]');
+  await rows.first().waitFor();
+  const shown = await rows.evaluateAll((trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  t.same(
+    shown.map((r) => [r[0], r[1], r[2], r[3]]).sort(),
+    [
+      [live, 'local-1', 'provisioned', ''],
+      [moved, 'local-1', 'provisioned', ''],
+    ].sort(),
+    'only live workspaces, only the caller’s',
+  );
+  t.notMatch(await page.locator('body').textContent(), 'run-someone-else');
+
+  await page.locator('#include-released').check();
+  const lost = page.locator('#workspaces tr[data-status="released"]');
+  await lost.waitFor({ timeout: 10_000 });
+  const lostCells = await lost.locator('td').allTextContents();
+  t.equal(lostCells[0], moved, 'the run whose replica was lost');
+  t.equal(lostCells[1], 'replica-gone');
+  t.equal(lostCells[2], 'released');
+  t.equal(lostCells[3], 'replica lost; another replica took over', 'the reason in words');
+  t.ok(lostCells[5], 'with its release time');
+  t.equal(await page.locator('#workspaces tr[data-run-id]').count(), 3);
+  t.notMatch(await page.locator('body').textContent(), 'run-someone-else', 'still caller-scoped');
+
+  const shot = process.env.MEMQL_CONSOLE_SCREENSHOT ?? join(cwd, 'console.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  t.comment(`screenshot: ${shot}`);
+
+  await page.locator('#include-released').uncheck();
+  await page
+    .locator('#workspaces tr[data-status="released"]')
+    .waitFor({ state: 'detached', timeout: 10_000 });
+  t.pass('unchecking hides released workspaces again');
+
+  await page.reload();
+  await replica.waitFor({ timeout: 10_000 });
+  t.pass('the token is kept in sessionStorage across a reload');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+t.test('a wrong token is refused and the page asks again', async (t) => {
+  const page = await browser.newPage();
+  await page.goto(consoleUrl);
+  await page.locator('#token').fill('mqt_not-a-real-token');
+  await page.locator('#signin-form button[type=submit]').click();
+  await page.locator('#signin-message').filter({ hasText: 'not accepted' }).waitFor();
+  t.equal(await page.locator('#replicas tr').count(), 0, 'nothing is shown');
+  t.equal(
+    await page.evaluate("sessionStorage.getItem('memql.console.token')"),
+    null,
+    'the rejected token is not kept',
+  );
+  await page.close();
+});
