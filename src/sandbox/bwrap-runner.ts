@@ -314,18 +314,24 @@ export class BwrapRunner implements Runner {
 
   /** `/bin`, `/lib`, `/lib64`, `/sbin` as links into /usr (merged /usr) or directories. */
   private hostSystemDirs(): Promise<SystemDirEntry[]> {
-    this.systemDirs ??= (async () => {
-      const found: SystemDirEntry[] = [];
-      for (const path of ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32']) {
-        const st = await lstat(path).catch(() => null);
-        if (st?.isSymbolicLink())
-          found.push({ path, kind: 'symlink', target: await readlink(path) });
-        else if (st?.isDirectory()) found.push({ path, kind: 'dir' });
-      }
-      return found;
-    })();
+    this.systemDirs ??= findSystemDirs();
     return this.systemDirs;
   }
+}
+
+/**
+ * `/bin`, `/sbin`, `/lib`, ... as found on this host: links into /usr (merged /usr) or
+ * directories. Exported for the benchmark's raw-bwrap baseline, which must pass the
+ * same flags.
+ */
+export async function findSystemDirs(): Promise<SystemDirEntry[]> {
+  const found: SystemDirEntry[] = [];
+  for (const path of ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32']) {
+    const st = await lstat(path).catch(() => null);
+    if (st?.isSymbolicLink()) found.push({ path, kind: 'symlink', target: await readlink(path) });
+    else if (st?.isDirectory()) found.push({ path, kind: 'dir' });
+  }
+  return found;
 }
 
 async function isExecutable(path: string): Promise<boolean> {

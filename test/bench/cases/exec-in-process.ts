@@ -1,0 +1,97 @@
+/**
+ * Case 1: `exec true` through in-process dispatch on the bwrap runner against a raw
+ * bwrap spawn with the same flags. Also: the runner alone against the same baseline,
+ * and the command row's phase timestamps, to say where a gap comes from.
+ *
+ * @module
+ */
+
+import { BwrapRunner } from '../../../src/sandbox/bwrap-runner.js';
+import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
+import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
+import { describePhases, type ExecPhases, execPhases } from '../phases.js';
+import { rawBwrap } from '../raw-bwrap.js';
+
+export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
+  const { db } = await ctx.openDb();
+  const { host } = await ctx.host(db);
+  const [runId] = await ctx.runs(db, 1);
+  const raw = await rawBwrap(await ctx.dir('raw-ws'));
+  const runner = new BwrapRunner({ logger: ctx.log });
+  const bare = new BwrapRunner({ logger: ctx.log, cgroups: false });
+  const runnerDir = await ctx.dir('runner-ws');
+  const runOnce = async (r: BwrapRunner) => {
+    const res = await r.run({
+      workspaceDir: runnerDir,
+      command: 'true',
+      timeoutMs: 30_000,
+      outputLimitBytes: 1 << 20,
+    });
+    if (res.exitCode !== 0) throw new Error(`runner: exit ${res.exitCode}`);
+  };
+  const phases: ExecPhases[] = [];
+  const samples = ctx.pick(15, 60);
+  const [hostMs, runnerMs, bareMs, rawMs] = await sampleInterleaved(
+    [
+      {
+        name: 'host',
+        run: async () => {
+          const start = performance.now();
+          const r = await host.handleDispatch(
+            envelope(runId!, 'exec', { command: 'true' }),
+            BENCH_AUTHORITY,
+          );
+          const total = performance.now() - start;
+          expectOk(r, 'exec true');
+          const p = await execPhases(db, r, total);
+          if (p) phases.push(p);
+          return total;
+        },
+      },
+      { name: 'runner', run: () => runOnce(runner) },
+      { name: 'runner without cgroups', run: () => runOnce(bare) },
+      { name: 'raw', run: () => raw.run('true') },
+    ],
+    { samples, warmup: 3 },
+  );
+  const warm = phases.slice(-samples);
+  return [
+    ratioRow(
+      {
+        case: '1 exec in-process',
+        subject: 'handleDispatch exec true (bwrap)',
+        baseline: 'raw bwrap spawn, same argv',
+        unit: 'ms',
+        target: 'p50 ratio <= 1.25',
+        note: describePhases(warm),
+      },
+      hostMs ?? [],
+      rawMs ?? [],
+      (r) => r <= 1.25,
+    ),
+    ratioRow(
+      {
+        case: '1 exec in-process',
+        subject: 'BwrapRunner.run true (no dispatch)',
+        baseline: 'raw bwrap spawn, same argv',
+        unit: 'ms',
+        target: 'info (runner share of the gap)',
+      },
+      runnerMs ?? [],
+      rawMs ?? [],
+      null,
+    ),
+    ratioRow(
+      {
+        case: '1 exec in-process',
+        subject: 'BwrapRunner.run true, cgroups off',
+        baseline: 'raw bwrap spawn, same argv',
+        unit: 'ms',
+        target: 'info (cgroup share of the gap)',
+      },
+      bareMs ?? [],
+      rawMs ?? [],
+      null,
+    ),
+  ];
+}

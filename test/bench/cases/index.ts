@@ -1,0 +1,36 @@
+/**
+ * The cases of issue 7, in order.
+ *
+ * @module
+ */
+
+import type { BenchContext } from '../context.js';
+import type { Row } from '../harness.js';
+import { docker } from './docker.js';
+import { execInProcess } from './exec-in-process.js';
+import { execMesh } from './exec-mesh.js';
+import { filesMesh } from './files-mesh.js';
+import { hydrate } from './hydrate.js';
+import { memory } from './memory.js';
+import { queue } from './queue.js';
+import { syncScaling } from './sync-scaling.js';
+import { throughput } from './throughput.js';
+
+/** One benchmark case. */
+export interface BenchCase {
+  id: number;
+  name: string;
+  run: (ctx: BenchContext) => Promise<Row[]>;
+}
+
+export const CASES: readonly BenchCase[] = [
+  { id: 1, name: 'exec in-process', run: execInProcess },
+  { id: 2, name: 'exec via mesh', run: execMesh },
+  { id: 3, name: 'files via mesh', run: filesMesh },
+  { id: 4, name: 'throughput', run: throughput },
+  { id: 5, name: 'sync scaling', run: syncScaling },
+  { id: 6, name: 'cold hydrate', run: hydrate },
+  { id: 7, name: 'queue', run: queue },
+  { id: 8, name: 'memory', run: memory },
+  { id: 9, name: 'docker', run: docker },
+];
