@@ -1,18 +1,30 @@
 /**
  * The agent node: routes `workbenchHost` calls to workbench replicas over the mesh
  * (`MEMQL_WORKBENCH_REMOTE=1`, peers from `MEMQL_WORKER_PEERS`) or to an in-process
- * workbench, and serves `grpc.health.v1` on `MEMQL_GRPC_LISTEN`. Tool loops reach
- * `dispatchHost` through the library (`src/agent/`) until the HTTP API lands.
+ * workbench, serves the HTTP API and the operator console on `MEMQL_HTTP_LISTEN`,
+ * and `grpc.health.v1` on `MEMQL_GRPC_LISTEN`.
+ *
+ * `node dist/nodes/agent/main.js create-token <userId>` makes an API token for a user
+ * (stored hashed; the plaintext is printed once) and exits.
+ *
  * Wiring only: load config, build the parts, stop on SIGTERM or SIGINT.
  */
 import { hostname } from 'node:os';
 import Dockerode from 'dockerode';
+import { Registry } from 'prom-client';
 import { startAgentNode } from '../../src/agent/agent-node.js';
+import { localFleet, remoteFleet, startApiServer } from '../../src/api/index.js';
 import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
 import { packageVersion } from '../../src/mesh/proto.js';
-import { getLiveWorkspace, openDb } from '../../src/store/index.js';
+import { createObjectStore } from '../../src/objects/index.js';
+import {
+  countLiveCommands,
+  createApiToken,
+  getLiveWorkspace,
+  openDb,
+} from '../../src/store/index.js';
 import { createLogger } from '../../src/telemetry/logger.js';
-import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -25,16 +37,30 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (process.argv[2] === 'create-token') {
+    const userId = process.argv[3] ?? '';
+    if (!/^[\x21-\x7e]{1,200}$/.test(userId)) {
+      process.stderr.write('usage: main.js create-token <userId> (printable, no spaces)\n');
+      process.exit(2);
+    }
+    const db = await openDb(config.database);
+    const made = await createApiToken(db, userId, { label: 'create-token' });
+    await db.close();
+    process.stdout.write(`${made.token}\n`);
+    return;
+  }
   const log = createLogger({ nodeId: config.nodeId, nodeType: 'agent', level: config.logLevel });
   for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
   log.info({ config: redactConfig(config) }, 'configuration loaded');
 
   const db = await openDb(config.database);
+  const objects = createObjectStore(objectStoreSettings(config));
   const needsLocal = !config.workbenchRemote || config.workbenchLocalFallback;
   const local = needsLocal
     ? (
         await createWorkbenchHost(config, {
           db,
+          objects,
           log,
           platform: process.platform,
           runsAsRoot: process.getuid?.() === 0,
@@ -45,6 +71,7 @@ async function main(): Promise<void> {
       ).host
     : null;
   local?.start();
+  const startedAt = new Date();
   const node = await startAgentNode({
     config,
     log,
@@ -52,10 +79,33 @@ async function main(): Promise<void> {
     readAffinity: async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null,
     version: packageVersion(),
   });
+  const api = await startApiServer(
+    {
+      db,
+      objects,
+      dispatcher: node.dispatcher,
+      fleet:
+        config.workbenchRemote || local === null
+          ? remoteFleet(node.registry)
+          : localFleet({
+              nodeId: config.nodeId,
+              capacity: config.queue.concurrency,
+              since: startedAt,
+              healthy: () => local.queue.lifecycle === 'running',
+              running: () => local.queue.runningHere().length,
+              queued: async () => (await countLiveCommands(db)).queued,
+            }),
+      ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
+      metrics: local?.queue.metrics.registry ?? new Registry(),
+      log,
+    },
+    config.listen.http,
+  );
   log.info(
     {
       grpcPort: node.grpcAddress.port,
       grpcHost: node.grpcAddress.host,
+      apiUrl: api.url,
       remote: config.workbenchRemote,
       localFallback: config.workbenchLocalFallback,
       peers: node.registry?.views().length ?? 0,
@@ -68,6 +118,7 @@ async function main(): Promise<void> {
     process.once('SIGTERM', () => done('SIGTERM'));
   });
   log.info({ signal }, 'stopping');
+  await api.close();
   await node.close();
   await local?.stop();
   await db.close();

@@ -13,6 +13,7 @@ t.test('remote agent: health is served to an independent client', async (t) => {
     MEMQL_NODE_ID: 'agent-bin',
     MEMQL_DATABASE_URL: database.url,
     MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
     MEMQL_WORKBENCH_REMOTE: '1',
     // A name that never resolves: the agent boots, warns, and keeps trying.
     MEMQL_WORKER_PEERS: 'workbench=workbench.invalid:50060',
@@ -29,6 +30,7 @@ t.test('remote without a workbench seed does not start', async (t) => {
   const agent = spawnNode(t, 'agent', nodeMain('agent'), {
     MEMQL_DATABASE_URL: database.url,
     MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
     MEMQL_WORKBENCH_REMOTE: '1',
   });
   const exit = await agent.exited;
@@ -41,6 +43,7 @@ t.test('local agent: the in-process workbench, health served', async (t) => {
     MEMQL_NODE_ID: 'agent-local',
     MEMQL_DATABASE_URL: database.url,
     MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
     MEMQL_WORKBENCH_ROOT: '/tmp/memql-agent-node-test/wb',
     MEMQL_RUNNER: 'process',
   });

@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { startWorkbench } from '../support/mesh-harness.js';
+import { nodeMain, spawnNode } from '../support/node-process.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/**
+ * The agent binary serving the API in remote mode: the fleet lists the workbench
+ * replica it is connected to, and calls (promotion included) go over the mesh. The
+ * workbench uses MEMQL_RUNNER=process: this test is about the API's wiring, not
+ * about isolation (the bwrap API tests and the host suites cover that).
+ */
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const base = await mkdtemp(join(tmpdir(), 'memql-agent-api-'));
+await chmod(base, 0o755);
+t.teardown(() => rm(base, { recursive: true, force: true }));
+const env = {
+  databaseUrl: database.url,
+  token: 'agent-api-mesh-token-0123456789',
+  baseDir: base,
+  objectsDir: join(base, 'objects'),
+};
+
+t.test('a remote agent serves the API over its workbench replicas', async (t) => {
+  const wb = await startWorkbench(t, env, 'wb-api-1', { host: '127.0.0.1', port: 0 });
+  const agentEnv = {
+    MEMQL_NODE_ID: 'agent-api',
+    MEMQL_DATABASE_URL: database.url,
+    MEMQL_DATA_DIR: join(base, 'agent-data'),
+    MEMQL_OBJECT_STORE_DIR: env.objectsDir,
+    MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+    MEMQL_WORKBENCH_REMOTE: '1',
+    MEMQL_WORKER_PEERS: `workbench=127.0.0.1:${wb.port}`,
+    MEMQL_MESH_TOKEN: env.token,
+  };
+
+  const made = await promisify(execFile)(
+    process.execPath,
+    [nodeMain('agent'), 'create-token', 'erin'],
+    { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...agentEnv } },
+  );
+  const token = made.stdout.trim();
+  t.match(token, /^mqt_[A-Za-z0-9_-]{43}$/, 'create-token prints one token');
+
+  const agent = spawnNode(t, 'agent', nodeMain('agent'), agentEnv);
+  const ready = await agent.waitForLog((l) => l.msg === 'agent node ready');
+  const api = `${String(ready.apiUrl)}/v1`;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field below
+  type Json = any;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  let fleet = await call('GET', '/fleet/workbenches');
+  const deadline = Date.now() + 15_000;
+  while (!fleet.body.replicas?.[0]?.healthy && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    fleet = await call('GET', '/fleet/workbenches');
+  }
+  t.equal(fleet.body.mode, 'remote');
+  t.equal(fleet.body.replicas.length, 1);
+  t.match(fleet.body.replicas[0], {
+    nodeId: 'wb-api-1',
+    address: `127.0.0.1:${wb.port}`,
+    healthy: true,
+  });
+  t.type(fleet.body.replicas[0].capacity, 'number');
+  const since = Date.parse(fleet.body.replicas[0].connectedSince);
+  t.ok(since > Date.now() - 60_000 && since <= Date.now(), 'connected since a moment ago');
+
+  const runId = (await call('POST', '/runs', {})).body.run.id as string;
+  const env1 = (action: string, args: object) => ({
+    action,
+    args,
+    runId,
+    agentId: 'agent-x',
+    taskId: 'task-x',
+  });
+  const w = await call('POST', '/dispatch', env1('fs_write', { path: 'r.txt', content: 'remote' }));
+  t.equal(w.body.ok, true);
+  const p = await call('POST', '/dispatch', env1('promote_artifact', { path: 'r.txt' }));
+  t.equal(p.body.ok, true, 'promoted on the replica');
+  const bytes = await fetch(`${api}/artifacts/${p.body.payload.artifactId}/content`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  t.equal(await bytes.text(), 'remote', 'and downloaded from the agent');
+  const ws = await call('GET', '/workspaces');
+  t.equal(ws.body.workspaces[0].nodeId, 'wb-api-1');
+
+  t.equal((await agent.stop('SIGTERM')).code, 0);
+  t.equal((await wb.proc.stop('SIGTERM')).code, 0);
+});
