@@ -15,7 +15,7 @@ import { extname } from 'node:path';
 import { Transform } from 'node:stream';
 import { type ActionArgs, WorkbenchError } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { type Db, insertArtifact, type Run } from '../store/index.js';
+import { type Db, insertArtifact, insertAuditEvent, type Run } from '../store/index.js';
 import { type FileContext, openForRead } from './file-actions.js';
 
 /** Largest file that can be promoted, bytes. */
@@ -78,7 +78,8 @@ export function artifactObjectKey(artifactId: string): string {
 /**
  * Promotes `args.path` of the run's (already reconciled) workspace. The file is read
  * once, hashed as it streams into the object store, then recorded with the run's
- * owner (never a caller's claim). If recording fails, the stored bytes are removed.
+ * owner (never a caller's claim) with an `artifact.promoted` audit event in the same
+ * transaction. If recording fails, the stored bytes are removed.
  */
 export async function promoteArtifact(
   deps: { db: Db; objects: ObjectStore },
@@ -112,16 +113,25 @@ export async function promoteArtifact(
   }
   const sha256 = hash.digest('hex');
   try {
-    await insertArtifact(deps.db, {
-      id: artifactId,
-      runId: run.id,
-      ownerUserId: run.ownerUserId,
-      name: args.name,
-      contentType,
-      size,
-      hash: sha256,
-      objectKey: key,
-      sourcePath: target.rel,
+    await deps.db.transaction(async (tx) => {
+      await insertArtifact(tx, {
+        id: artifactId,
+        runId: run.id,
+        ownerUserId: run.ownerUserId,
+        name: args.name,
+        contentType,
+        size,
+        hash: sha256,
+        objectKey: key,
+        sourcePath: target.rel,
+      });
+      // Ids and sizes only: names and paths are the user's data, not the operator's.
+      await insertAuditEvent(tx, {
+        eventType: 'artifact.promoted',
+        runId: run.id,
+        ownerUserId: run.ownerUserId,
+        metadata: { artifactId, size, contentType },
+      });
     });
   } catch (err) {
     await deps.objects.deleteMany([key]).catch(() => {});

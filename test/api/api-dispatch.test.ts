@@ -242,6 +242,18 @@ t.test('promote, list, download byte for byte; only promoted files are served', 
   t.equal(report.payload.name, 'r.md');
 
   t.ok(await h.objects.head(`artifacts/${artifactId}`), 'bytes under artifacts/<id>');
+  const audit = await h.db.query<{ metadata: Record<string, unknown>; owner_user_id: string }>(
+    `select metadata, owner_user_id from audit_event where event_type = 'artifact.promoted'
+     and run_id = $1 order by id`,
+    [runId],
+  );
+  t.equal(audit.length, 2, 'each promotion is audited');
+  t.same(audit[0]?.metadata, {
+    artifactId,
+    size: bytes.length,
+    contentType: 'application/octet-stream',
+  });
+  t.equal(audit[0]?.owner_user_id, 'alice');
 
   const list = await h.json<{ artifacts: Record<string, unknown>[] }>(
     h.alice,
