@@ -1,0 +1,313 @@
+/**
+ * The `memql` command line as data: `parseCli(argv, env)` turns arguments and the
+ * environment into one {@link CliInvocation}, or throws a {@link UsageError}. Pure,
+ * so every form is tested without a server.
+ */
+import { parseArgs } from 'node:util';
+import { isTerminalRunStatus, type TerminalRunStatus } from '../../src/client/index.js';
+
+/** A command line `memql` cannot run; the CLI prints it with the usage and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** One subcommand with its arguments. */
+export type CliCommand =
+  | { kind: 'help' }
+  | { kind: 'runs-create'; conversationId?: string; retentionMs?: number }
+  | { kind: 'runs-get'; runId: string }
+  | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
+  | { kind: 'runs-delete'; runId: string }
+  | { kind: 'exec'; runId: string; command: string; timeoutMs?: number; cwd?: string }
+  | { kind: 'commands-get'; commandId: string }
+  | { kind: 'fs-read'; runId: string; path: string; out?: string }
+  | {
+      kind: 'fs-write';
+      runId: string;
+      path: string;
+      source: { from: string } | { content: string };
+      append: boolean;
+    }
+  | { kind: 'fs-ls'; runId: string; path: string; recursive: boolean }
+  | { kind: 'promote'; runId: string; path: string; name?: string; contentType?: string }
+  | { kind: 'workspaces'; all: boolean }
+  | { kind: 'artifacts-list'; runId?: string }
+  | { kind: 'artifacts-download'; artifactId: string; out?: string; progress: boolean }
+  | { kind: 'fleet' };
+
+/** Options every subcommand accepts. */
+export interface GlobalOptions {
+  /** The API address, from `--url` or `MEMQL_URL`. */
+  readonly url: string | undefined;
+  /** The bearer token, from `--token` or `MEMQL_TOKEN`. */
+  readonly token: string | undefined;
+  /** Machine-readable output. */
+  readonly json: boolean;
+  /** The `agentId` recorded on dispatches (`--agent`, default `memql-cli`). */
+  readonly agentId: string;
+  /** The `taskId` recorded on dispatches (`--task`, default `cli`). */
+  readonly taskId: string;
+}
+
+/** A parsed command line. */
+export interface CliInvocation {
+  readonly command: CliCommand;
+  readonly global: GlobalOptions;
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  json: { type: 'boolean' },
+  agent: { type: 'string' },
+  task: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  conversation: { type: 'string' },
+  'retention-ms': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  cwd: { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  from: { type: 'string' },
+  content: { type: 'string' },
+  append: { type: 'boolean' },
+  recursive: { type: 'boolean', short: 'r' },
+  all: { type: 'boolean', short: 'a' },
+  run: { type: 'string' },
+  progress: { type: 'boolean' },
+  name: { type: 'string' },
+  'content-type': { type: 'string' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+type Values = {
+  [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean;
+};
+
+const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'agent', 'task', 'help'];
+
+/** The options each subcommand accepts besides the global ones. */
+const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
+  help: [],
+  'runs-create': ['conversation', 'retention-ms'],
+  'runs-get': [],
+  'runs-end': [],
+  'runs-delete': [],
+  exec: ['timeout-ms', 'cwd'],
+  'commands-get': [],
+  'fs-read': ['out'],
+  'fs-write': ['from', 'content', 'append'],
+  'fs-ls': ['recursive'],
+  promote: ['name', 'content-type'],
+  workspaces: ['all'],
+  'artifacts-list': ['run'],
+  'artifacts-download': ['out', 'progress'],
+  fleet: [],
+};
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--${flag} expects a positive integer`);
+  return Number(value);
+}
+
+/** Exactly `names.length` positionals (plus up to `optional` more). */
+function take(rest: readonly string[], names: readonly string[], what: string, optional = 0) {
+  if (rest.length < names.length) {
+    throw new UsageError(`${what}: missing ${names.slice(rest.length).join(' ')}`);
+  }
+  if (rest.length > names.length + optional) {
+    throw new UsageError(`${what}: unexpected argument "${rest[names.length + optional]}"`);
+  }
+  return rest;
+}
+
+function parseCommand(
+  words: readonly string[],
+  afterDash: readonly string[],
+  v: Values,
+): CliCommand {
+  const [group, sub, ...rest] = words;
+  const all = words.slice(1);
+  switch (group) {
+    case undefined:
+    case 'help':
+      return { kind: 'help' } as const;
+    case 'runs': {
+      if (sub === 'create') {
+        take(rest, [], 'runs create');
+        const retentionMs = positiveInt(v['retention-ms'], 'retention-ms');
+        return {
+          kind: 'runs-create',
+          ...(v.conversation === undefined ? {} : { conversationId: v.conversation }),
+          ...(retentionMs === undefined ? {} : { retentionMs }),
+        } as const;
+      }
+      if (sub === 'get')
+        return { kind: 'runs-get', runId: take(rest, ['<runId>'], 'runs get')[0]! };
+      if (sub === 'delete') {
+        return { kind: 'runs-delete', runId: take(rest, ['<runId>'], 'runs delete')[0]! };
+      }
+      if (sub === 'end') {
+        const [runId, status] = take(rest, ['<runId>', '<status>'], 'runs end');
+        if (!isTerminalRunStatus(status)) {
+          throw new UsageError(
+            `runs end: status must be succeeded, failed, cancelled or abandoned, not "${status}"`,
+          );
+        }
+        return { kind: 'runs-end', runId: runId!, status } as const;
+      }
+      throw new UsageError(`runs: expected create, get, end or delete, not "${sub ?? ''}"`);
+    }
+    case 'exec': {
+      const [runId, ...inline] = take(all, ['<runId>'], 'exec', Number.POSITIVE_INFINITY);
+      const words = [...inline, ...afterDash];
+      if (words.length === 0) throw new UsageError('exec: missing the command after --');
+      const timeoutMs = positiveInt(v['timeout-ms'], 'timeout-ms');
+      return {
+        kind: 'exec',
+        runId: runId!,
+        command: words.join(' '),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(v.cwd === undefined ? {} : { cwd: v.cwd }),
+      } as const;
+    }
+    case 'commands': {
+      if (sub !== 'get') throw new UsageError(`commands: expected get, not "${sub ?? ''}"`);
+      return { kind: 'commands-get', commandId: take(rest, ['<commandId>'], 'commands get')[0]! };
+    }
+    case 'fs':
+      return parseFs(sub, rest, v);
+    case 'promote': {
+      const [runId, path] = take(all, ['<runId>', '<path>'], 'promote');
+      return {
+        kind: 'promote',
+        runId: runId!,
+        path: path!,
+        ...(v.name === undefined ? {} : { name: v.name }),
+        ...(v['content-type'] === undefined ? {} : { contentType: v['content-type'] }),
+      } as const;
+    }
+    case 'workspaces':
+      take(all, [], 'workspaces');
+      return { kind: 'workspaces', all: v.all === true } as const;
+    case 'artifacts': {
+      if (sub === 'list') {
+        take(rest, [], 'artifacts list');
+        return {
+          kind: 'artifacts-list',
+          ...(v.run === undefined ? {} : { runId: v.run }),
+        } as const;
+      }
+      if (sub === 'download') {
+        const [artifactId] = take(rest, ['<artifactId>'], 'artifacts download');
+        return {
+          kind: 'artifacts-download',
+          artifactId: artifactId!,
+          progress: v.progress === true,
+          ...(v.out === undefined ? {} : { out: v.out }),
+        } as const;
+      }
+      throw new UsageError(`artifacts: expected list or download, not "${sub ?? ''}"`);
+    }
+    case 'fleet':
+      take(all, [], 'fleet');
+      return { kind: 'fleet' } as const;
+    default:
+      throw new UsageError(`unknown command "${group}"`);
+  }
+}
+
+function parseFs(sub: string | undefined, rest: readonly string[], v: Values): CliCommand {
+  if (sub === 'read') {
+    const [runId, path] = take(rest, ['<runId>', '<path>'], 'fs read');
+    return { kind: 'fs-read', runId: runId!, path: path!, ...(v.out ? { out: v.out } : {}) };
+  }
+  if (sub === 'write') {
+    const [runId, path] = take(rest, ['<runId>', '<path>'], 'fs write');
+    if ((v.from === undefined) === (v.content === undefined)) {
+      throw new UsageError('fs write: pass exactly one of --from FILE (or -) and --content TEXT');
+    }
+    const source = v.from === undefined ? { content: v.content! } : { from: v.from };
+    return { kind: 'fs-write', runId: runId!, path: path!, source, append: v.append === true };
+  }
+  if (sub === 'ls') {
+    const [runId, path] = take(rest, ['<runId>'], 'fs ls', 1);
+    return { kind: 'fs-ls', runId: runId!, path: path ?? '.', recursive: v.recursive === true };
+  }
+  throw new UsageError(`fs: expected read, write or ls, not "${sub ?? ''}"`);
+}
+
+function parseArgv(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/**
+ * Parses `argv` (without the node and script paths). Options may come anywhere
+ * before `--`; everything after `--` is the command line of `exec`. Flags win over
+ * the environment (`MEMQL_URL`, `MEMQL_TOKEN`).
+ */
+export function parseCli(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): CliInvocation {
+  const parsed = parseArgv(argv);
+  const terminator = parsed.tokens.find((t) => t.kind === 'option-terminator');
+  const dashAt = terminator === undefined ? Number.POSITIVE_INFINITY : terminator.index;
+  const before: string[] = [];
+  const after: string[] = [];
+  for (const token of parsed.tokens) {
+    if (token.kind === 'positional') (token.index > dashAt ? after : before).push(token.value);
+  }
+  const v = parsed.values as Values;
+  if (after.length > 0 && before[0] !== 'exec') {
+    throw new UsageError('"--" is only for exec: memql exec <runId> -- <command...>');
+  }
+  const command: CliCommand = v.help ? { kind: 'help' } : parseCommand(before, after, v);
+  const allowed = new Set<string>([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[command.kind]]);
+  const stray = Object.keys(v).find((name) => !allowed.has(name));
+  if (stray !== undefined) {
+    throw new UsageError(`--${stray} does not apply to "${before.slice(0, 2).join(' ')}"`);
+  }
+  const url = v.url ?? env.MEMQL_URL;
+  const token = v.token ?? env.MEMQL_TOKEN;
+  return {
+    command,
+    global: {
+      url: url === '' ? undefined : url,
+      token: token === '' ? undefined : token,
+      json: v.json === true,
+      agentId: v.agent ?? 'memql-cli',
+      taskId: v.task ?? 'cli',
+    },
+  };
+}
+
+/** The address and token, or a usage error saying how to give them. */
+export function connection(global: GlobalOptions): { baseUrl: string; token: string } {
+  if (global.url === undefined) {
+    throw new UsageError(
+      'no API address: pass --url http://HOST:PORT or set MEMQL_URL (npm start prints it)',
+    );
+  }
+  if (!/^https?:\/\/[^/]/.test(global.url)) {
+    throw new UsageError(
+      `--url/MEMQL_URL must be an http:// or https:// address, not "${global.url}"`,
+    );
+  }
+  if (global.token === undefined) {
+    throw new UsageError(
+      'no token: pass --token or set MEMQL_TOKEN (npm start prints a development token)',
+    );
+  }
+  return { baseUrl: global.url, token: global.token };
+}

@@ -1,0 +1,202 @@
+/**
+ * What `memql` prints: the usage text, human tables, the exit code of an `exec`, and
+ * the hint shown under an error. Pure functions of data.
+ */
+import { constants } from 'node:os';
+import type {
+  ArtifactRecord,
+  ExecPayload,
+  FsListPayload,
+  Run,
+  WorkspaceRecord,
+} from '../../src/client/index.js';
+
+/** The `memql --help` text. */
+export const USAGE = `memql: drive memql-workbench runs from a shell
+
+usage: memql [--url URL] [--token TOKEN] [--json] <command> [arguments]
+
+runs
+  memql runs create [--conversation ID] [--retention-ms MS]   prints the new run id
+  memql runs get <runId>
+  memql runs end <runId> <succeeded|failed|cancelled|abandoned>
+  memql runs delete <runId>
+
+commands
+  memql exec <runId> [--timeout-ms MS] [--cwd DIR] -- <command...>
+      streams the output live; exits with the command's exit code
+  memql commands get <commandId>
+
+files
+  memql fs read <runId> <path> [--out FILE]             to stdout unless --out
+  memql fs write <runId> <path> (--from FILE|- | --content TEXT) [--append]
+  memql fs ls <runId> [path] [-r]
+  memql promote <runId> <path> [--name NAME] [--content-type TYPE]
+      prints the new artifact id
+
+workspaces, artifacts, fleet
+  memql workspaces [--all]                               --all: released ones too
+  memql artifacts list [--run RUNID]
+  memql artifacts download <artifactId> [--out FILE] [--progress]
+  memql fleet
+
+options
+  --url URL        API address (env MEMQL_URL); npm start prints it
+  --token TOKEN    bearer token (env MEMQL_TOKEN); npm start prints a development token
+  --json           machine-readable output on stdout
+  --agent ID       agentId recorded on calls (default memql-cli)
+  --task ID        taskId recorded on calls (default cli)
+  -h, --help       this text
+
+exit codes
+  0 success, 1 error (printed as "error: <code>: <message>"), 2 usage
+  exec: the command's own exit code; 124 timed out; 130 cancelled (Ctrl-C cancels
+  the command); 137 killed for memory; 128+N killed by signal N; 125 did not run
+`;
+
+/** Exit code for a timed-out command (as coreutils `timeout`). */
+export const EXIT_TIMED_OUT = 124;
+/** Exit code for a cancelled command (as a shell after Ctrl-C). */
+export const EXIT_CANCELLED = 130;
+/** Exit code for a command killed for exceeding its memory limit (128 + SIGKILL). */
+export const EXIT_OOM = 137;
+/** Exit code for a command that ended without an exit code or signal (as `docker run`). */
+export const EXIT_DID_NOT_RUN = 125;
+
+/** The exit code `memql exec` ends with, from how the command ended. */
+export function execExitCode(
+  payload: Pick<ExecPayload, 'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'oomKilled'>,
+): number {
+  if (payload.timedOut) return EXIT_TIMED_OUT;
+  if (payload.cancelled) return EXIT_CANCELLED;
+  if (payload.oomKilled) return EXIT_OOM;
+  if (payload.exitCode !== null) return payload.exitCode;
+  if (payload.signal !== null) {
+    const number = (constants.signals as Record<string, number | undefined>)[payload.signal];
+    if (number !== undefined) return 128 + number;
+  }
+  return EXIT_DID_NOT_RUN;
+}
+
+/** What to do about an error, by code; empty when the message says enough. */
+export function hintFor(code: string): string {
+  switch (code) {
+    case 'unauthenticated':
+      return 'check --token or MEMQL_TOKEN (npm start prints a development token)';
+    case 'unavailable':
+      return 'check --url or MEMQL_URL and that the node is running; then retry';
+    case 'not_found':
+      return 'the id is wrong or belongs to another user; list yours with "memql workspaces --all" or "memql artifacts list"';
+    case 'run_ended':
+      return 'the run has ended and its workspace is released; start another with "memql runs create"';
+    case 'workspace_owner_unresolved':
+      return 'create the run first with "memql runs create" and use the id it prints';
+    case 'path_not_found':
+      return 'list the workspace with "memql fs ls <runId> -r"';
+    case 'invalid_path':
+      return 'paths are relative to the workspace root; no leading "/" and no ".."';
+    case 'command_not_allowed':
+      return 'use only allowlisted programs; the message names the one refused';
+    case 'payload_too_large':
+      return 'send less: split the file, or read it in parts';
+    case 'no_sandbox':
+      return 'the node has no sandbox runner; install bubblewrap or configure MEMQL_RUNNER on the node';
+    case 'internal':
+      return 'this is a bug; the node logs have the details';
+    default:
+      return '';
+  }
+}
+
+/** `error: <code>: <message>` plus a hint line, without repeating the code. */
+export function formatError(code: string, message: string): string {
+  const text = message.startsWith(`${code}:`) ? message.slice(code.length + 1).trim() : message;
+  const hint = hintFor(code);
+  return `error: ${code}: ${text}\n${hint === '' ? '' : `hint: ${hint}\n`}`;
+}
+
+/** Bytes for people: `512 B`, `1.5 KiB`, `12.0 MiB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** One progress line: `3.0 MiB / 12.0 MiB  25%`, or without a total when unknown. */
+export function formatProgress(received: number, total: number | null): string {
+  if (total === null || total === 0) return formatBytes(received);
+  const pct = Math.floor((received / total) * 100);
+  return `${formatBytes(received)} / ${formatBytes(total)}  ${pct}%`;
+}
+
+/** Left-aligned columns separated by two spaces, with a header row. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+/** A run as `key: value` lines. */
+export function formatRun(run: Run): string {
+  return [
+    `id:             ${run.id}`,
+    `status:         ${run.status}`,
+    `owner:          ${run.ownerUserId}`,
+    `conversation:   ${run.conversationId ?? '-'}`,
+    `created:        ${run.createdAt}`,
+    '',
+  ].join('\n');
+}
+
+/** The caller's workspaces as a table. */
+export function formatWorkspaces(workspaces: readonly WorkspaceRecord[]): string {
+  if (workspaces.length === 0) return 'no workspaces\n';
+  return table(
+    ['RUN', 'NODE', 'STATUS', 'RELEASED', 'CREATED'],
+    workspaces.map((w) => [
+      w.runId,
+      w.nodeId,
+      w.status,
+      w.releasedReason === null ? '-' : `${w.releasedReason} at ${w.releasedAt ?? '?'}`,
+      w.createdAt,
+    ]),
+  );
+}
+
+/** Artifacts as a table. */
+export function formatArtifacts(artifacts: readonly ArtifactRecord[]): string {
+  if (artifacts.length === 0) return 'no artifacts\n';
+  return table(
+    ['ID', 'RUN', 'NAME', 'SIZE', 'TYPE', 'SHA256', 'CREATED'],
+    artifacts.map((a) => [
+      a.id,
+      a.runId,
+      a.name,
+      formatBytes(a.size),
+      a.contentType,
+      a.sha256.slice(0, 12),
+      a.createdAt,
+    ]),
+  );
+}
+
+/** An `fs_list` answer: one line per entry, directories with a trailing `/`. */
+export function formatListing(listing: FsListPayload): string {
+  const rows = listing.entries.map((e) => {
+    const mark =
+      e.type === 'directory' ? 'd' : e.type === 'symlink' ? 'l' : e.type === 'file' ? '-' : '?';
+    const size = e.type === 'directory' ? '' : String(e.size);
+    return `${mark} ${size.padStart(10)}  ${e.path}${e.type === 'directory' ? '/' : ''}`;
+  });
+  if (listing.truncated) rows.push('(more entries not shown)');
+  return rows.length === 0 ? '' : `${rows.join('\n')}\n`;
+}

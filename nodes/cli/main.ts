@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * `memql`: the command line of the agent node's HTTP API. Wiring only: parse the
+ * arguments and environment, build the client, run the command, exit with its code.
+ * Ctrl-C aborts the request in flight, which cancels a running `exec`.
+ */
+import { WorkbenchClient } from '../../src/client/index.js';
+import { connection, parseCli, UsageError } from './cli-args.js';
+import { runCli } from './cli-commands.js';
+import { USAGE } from './cli-output.js';
+
+async function main(): Promise<number> {
+  let invocation: ReturnType<typeof parseCli>;
+  let target: ReturnType<typeof connection>;
+  try {
+    invocation = parseCli(process.argv.slice(2), process.env);
+    if (invocation.command.kind === 'help') {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    target = connection(invocation.global);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`error: usage: ${err.message}\nrun "memql --help" for the commands\n`);
+    return 2;
+  }
+  const client = new WorkbenchClient(target);
+  const abort = new AbortController();
+  const onSigint = () => {
+    // A second Ctrl-C leaves without waiting for the cancellation to be confirmed.
+    if (abort.signal.aborted) process.exit(130);
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    return await runCli(
+      invocation,
+      client,
+      { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+      abort.signal,
+    );
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`error: internal: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

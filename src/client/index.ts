@@ -1,0 +1,20 @@
+/**
+ * The TypeScript client of the agent node's HTTP API, for tool loops in Node.js, the
+ * `memql` CLI and tests. The `workbenchHost` tool definition for LLM function calling
+ * is re-exported here, so a tool loop needs only this module.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  type DispatchFailure,
+  type DispatchResult,
+  type ToolDefinition,
+  WORKBENCH_TOOL_NAME,
+  workbenchToolDefinition,
+} from '../contract/index.js';
+export * from './artifact-download.js';
+export * from './client-error.js';
+export * from './ndjson-stream.js';
+export * from './types.js';
+export * from './workbench-client.js';

@@ -1,0 +1,200 @@
+/**
+ * The shapes the HTTP API answers with, as the client sees them.
+ *
+ * These mirror the API's JSON; the contract module defines the dispatch envelope and
+ * result, so only the REST resources (runs, commands, workspaces, artifacts, fleet)
+ * are described here. Timestamps are ISO 8601 strings, as JSON carries them.
+ *
+ * @module
+ */
+
+import type { ActionArgsInput, ToolActionName } from '../contract/index.js';
+
+/** The four statuses that end a run (and release its workspace). */
+export const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned'] as const;
+
+/** A status that ends a run. */
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+
+/** Whether `value` is a terminal run status. */
+export function isTerminalRunStatus(value: unknown): value is TerminalRunStatus {
+  return (TERMINAL_RUN_STATUSES as readonly unknown[]).includes(value);
+}
+
+/** A run, owned by the user whose token created it. */
+export interface Run {
+  /** The run id: the workspace's name and the `runId` of every dispatch. */
+  readonly id: string;
+  /** `running` until the run is ended, then one of {@link TerminalRunStatus}. */
+  readonly status: string;
+  /** The user who created the run (from the token, never from the request body). */
+  readonly ownerUserId: string;
+  /** The caller's conversation id, when given at creation. */
+  readonly conversationId: string | null;
+  /** Creation time. */
+  readonly createdAt: string;
+}
+
+/** What `createRun` may set. */
+export interface CreateRunOptions {
+  /** The caller's conversation id, recorded on the run. */
+  readonly conversationId?: string;
+  /** How long the run's data is kept after creation, in milliseconds. */
+  readonly retentionMs?: number;
+}
+
+/** What deleting a run removed, counted by kind. */
+export interface DeletedCounts {
+  readonly objects: number;
+  readonly commands: number;
+  readonly workspaces: number;
+  readonly artifacts: number;
+}
+
+/** How an `exec` command ended (the command row's lifecycle, not a call failure). */
+export type CommandStatus =
+  | 'queued'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'timed_out'
+  | 'cancelled';
+
+/** The payload of a successful `exec` dispatch. A non-zero exit is an answer, not an error. */
+export interface ExecPayload {
+  /** The durable command id: read it again with `getCommand` after a lost connection. */
+  readonly commandId: string;
+  readonly status: CommandStatus;
+  /** The exit code, or null when the command was killed by a signal or never ran. */
+  readonly exitCode: number | null;
+  /** The signal that killed the command, such as `SIGKILL`. */
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  readonly oomKilled: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  /** Run time in milliseconds, null when it never ran. */
+  readonly durationMs: number | null;
+}
+
+/** The payload of a successful `promote_artifact` dispatch. */
+export interface PromotePayload {
+  readonly artifactId: string;
+  /** The name the user sees. */
+  readonly name: string;
+  readonly contentType: string;
+  /** Bytes. */
+  readonly size: number;
+  /** Hex SHA-256 of the bytes. */
+  readonly sha256: string;
+}
+
+/** The payload of a successful `fs_read` dispatch. */
+export interface FsReadPayload {
+  readonly path: string;
+  readonly encoding: 'utf8' | 'base64';
+  readonly content: string;
+  readonly offset: number;
+  readonly bytesRead: number;
+  /** The whole file's size in bytes. */
+  readonly size: number;
+  /** Whether this read reached the end of the file. */
+  readonly eof: boolean;
+}
+
+/** The payload of a successful `fs_write` dispatch. */
+export interface FsWritePayload {
+  readonly path: string;
+  readonly bytesWritten: number;
+  readonly size: number;
+}
+
+/** One entry of an `fs_list` answer. */
+export interface FsListEntry {
+  readonly path: string;
+  readonly type: 'file' | 'directory' | 'symlink' | 'other';
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/** The payload of a successful `fs_list` dispatch. */
+export interface FsListPayload {
+  readonly path: string;
+  readonly entries: readonly FsListEntry[];
+  /** Whether more entries exist than were returned. */
+  readonly truncated: boolean;
+}
+
+/** A command row, read by id. */
+export interface CommandRecord {
+  readonly id: string;
+  readonly runId: string;
+  readonly status: CommandStatus;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  readonly durationMs: number | null;
+  /** Why the command failed, when it did (a contract error code). */
+  readonly errorCode: string | null;
+  readonly errorCategory: string | null;
+}
+
+/** A workspace row of one of the caller's runs. */
+export interface WorkspaceRecord {
+  readonly id: string;
+  readonly runId: string;
+  /** The replica that holds (or held) it. */
+  readonly nodeId: string;
+  /** `provisioned`, `released` or `deleted`. */
+  readonly status: string;
+  /** Why it was released, such as `run_ended` or `node_lost`. */
+  readonly releasedReason: string | null;
+  readonly createdAt: string;
+  readonly releasedAt: string | null;
+}
+
+/** A promoted artifact. */
+export interface ArtifactRecord {
+  readonly id: string;
+  readonly runId: string;
+  readonly name: string;
+  readonly contentType: string;
+  /** Bytes. */
+  readonly size: number;
+  /** Hex SHA-256 of the bytes. */
+  readonly sha256: string;
+  readonly createdAt: string;
+}
+
+/** The workbench fleet as the agent node sees it. */
+export interface FleetView {
+  /** One entry per workbench replica; the fields are the API's. */
+  readonly replicas: readonly Record<string, unknown>[];
+  /** How this agent node dispatches (in-process or remote). */
+  readonly mode: string;
+}
+
+/**
+ * A dispatch envelope as a caller writes it: `args` is the action's input shape,
+ * defaults optional. The server validates it again; this type only helps callers.
+ */
+export interface DispatchRequest {
+  /** The action (system-only actions are refused by the server). */
+  readonly action: ToolActionName | (string & {});
+  /** The action's arguments. */
+  readonly args: ActionArgsInput<ToolActionName> | Record<string, unknown>;
+  readonly runId: string;
+  readonly agentId: string;
+  readonly taskId: string;
+  readonly callId?: string;
+  /** The environment hint, `{ os?, needs? }`. */
+  readonly environment?: unknown;
+}

@@ -1,0 +1,315 @@
+/**
+ * `WorkbenchClient`: typed access to an agent node's HTTP API, for tool loops, the
+ * `memql` CLI and tests. One method per route; every method throws a
+ * {@link ClientError} with a stable `code` when the call fails, except that a
+ * dispatch the server answered is returned as a `DispatchResult` (a refused call is
+ * ordinary data for a tool loop).
+ *
+ * No I/O happens at construction, and the `fetch` used is injectable.
+ *
+ * @module
+ */
+
+import type { Writable } from 'node:stream';
+import type { DispatchFailure, DispatchResult } from '../contract/index.js';
+import {
+  type ArtifactBody,
+  type DownloadResult,
+  type ProgressListener,
+  writeArtifact,
+} from './artifact-download.js';
+import { ClientError, errorFromResponse, isAbortError, unreachableError } from './client-error.js';
+import { isDispatchResult, type OutputStream, readDispatchStream } from './ndjson-stream.js';
+import type {
+  ArtifactRecord,
+  CommandRecord,
+  CreateRunOptions,
+  DeletedCounts,
+  DispatchRequest,
+  FleetView,
+  Run,
+  TerminalRunStatus,
+  WorkspaceRecord,
+} from './types.js';
+
+/** How to reach the API. */
+export interface WorkbenchClientOptions {
+  /**
+   * The API's base address, such as `http://127.0.0.1:8080`; a trailing `/v1` (as
+   * `npm start` prints the API address) is accepted and dropped.
+   */
+  readonly baseUrl: string;
+  /** A bearer token; every `/v1` route needs one. */
+  readonly token: string;
+  /** The `fetch` to use; the global one by default. */
+  readonly fetch?: typeof fetch;
+}
+
+/** Options of a streaming dispatch. */
+export interface DispatchStreamOptions {
+  /** Called with each chunk of a running command's output, as it happens. */
+  readonly onOutput?: (stream: OutputStream, chunk: Buffer) => void;
+  /** Aborting closes the connection, which cancels a running command on the server. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of an artifact download. */
+export interface DownloadOptions {
+  /** Where the bytes go: a file path (created or replaced) or a writable stream (left open). */
+  readonly to: string | Writable;
+  /** Called as bytes arrive. */
+  readonly onProgress?: ProgressListener;
+  readonly signal?: AbortSignal;
+}
+
+/** A tool loop's one tool: run an action in the run's workspace. */
+export type WorkbenchHostFn = (
+  action: string,
+  args: unknown,
+  call?: { readonly callId?: string; readonly environment?: unknown },
+) => Promise<DispatchResult>;
+
+/**
+ * Transport refusals a model can act on (fix the arguments, send less); the tool
+ * loop gets these back as failed results. Others (a bad token, an unreachable node)
+ * are the operator's problem and are thrown.
+ */
+const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set([
+  'invalid_arguments',
+  'payload_too_large',
+]);
+
+interface RequestOptions {
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+  /** Accept this content type instead of reading JSON. */
+  readonly raw?: boolean;
+}
+
+/** A typed client of the agent node's HTTP API. */
+export class WorkbenchClient {
+  readonly baseUrl: string;
+  private readonly token: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: WorkbenchClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.token = options.token;
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  /** Create a run owned by the token's user. */
+  async createRun(options: CreateRunOptions = {}): Promise<Run> {
+    const body = await this.json('POST', '/v1/runs', { body: options });
+    return field<Run>(body, 'run');
+  }
+
+  /** Read one of the caller's runs (`not_found` for anyone else's). */
+  async getRun(runId: string): Promise<Run> {
+    return field<Run>(await this.json('GET', `/v1/runs/${enc(runId)}`), 'run');
+  }
+
+  /** Move a run to a terminal status; its workspace is released. */
+  async endRun(
+    runId: string,
+    status: TerminalRunStatus,
+  ): Promise<{ readonly run: Run; readonly released: unknown }> {
+    const body = await this.json('POST', `/v1/runs/${enc(runId)}/end`, { body: { status } });
+    return { run: field<Run>(body, 'run'), released: (body as { released?: unknown }).released };
+  }
+
+  /** Delete a run and everything it left: objects, command rows, workspaces, artifacts. */
+  async deleteRun(runId: string): Promise<DeletedCounts> {
+    return field<DeletedCounts>(await this.json('DELETE', `/v1/runs/${enc(runId)}`), 'deleted');
+  }
+
+  /** Dispatch one `workbenchHost` call and wait for its result. */
+  async dispatch(request: DispatchRequest, options: { signal?: AbortSignal } = {}) {
+    const body = await this.json('POST', '/v1/dispatch', { body: request, ...options });
+    if (!isDispatchResult(body)) throw notShaped('/v1/dispatch', 'a dispatch result');
+    return body;
+  }
+
+  /**
+   * Dispatch with live output: `onOutput` sees an `exec` command's output as it is
+   * produced, and the result arrives at the end. Aborting `signal` closes the
+   * connection, which cancels the command; the promise then rejects with the abort.
+   */
+  async dispatchStream(
+    request: DispatchRequest,
+    options: DispatchStreamOptions = {},
+  ): Promise<DispatchResult> {
+    const response = await this.send('POST', '/v1/dispatch/stream', {
+      body: request,
+      raw: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (response.body === null) throw notShaped('/v1/dispatch/stream', 'a stream');
+    return readDispatchStream(
+      response.body as AsyncIterable<Uint8Array>,
+      options.onOutput ?? (() => {}),
+    );
+  }
+
+  /** Read a command's status and output by id (e.g. after a lost connection). */
+  async getCommand(commandId: string): Promise<CommandRecord> {
+    const body = await this.json('GET', `/v1/commands/${enc(commandId)}`);
+    return field<CommandRecord>(body, 'command');
+  }
+
+  /** The caller's workspaces; released ones too when `includeReleased`. */
+  async listWorkspaces(
+    options: { includeReleased?: boolean } = {},
+  ): Promise<readonly WorkspaceRecord[]> {
+    const query = options.includeReleased ? '?includeReleased=true' : '';
+    const body = await this.json('GET', `/v1/workspaces${query}`);
+    return field<WorkspaceRecord[]>(body, 'workspaces');
+  }
+
+  /** The caller's promoted artifacts, of one run when `runId` is given. */
+  async listArtifacts(options: { runId?: string } = {}): Promise<readonly ArtifactRecord[]> {
+    const query = options.runId === undefined ? '' : `?runId=${enc(options.runId)}`;
+    const body = await this.json('GET', `/v1/artifacts${query}`);
+    return field<ArtifactRecord[]>(body, 'artifacts');
+  }
+
+  /** Open an artifact's bytes as a stream; read `body` once. */
+  async openArtifact(artifactId: string, options: { signal?: AbortSignal } = {}) {
+    const response = await this.send('GET', `/v1/artifacts/${enc(artifactId)}/content`, {
+      raw: true,
+      ...options,
+    });
+    if (response.body === null) throw notShaped('/v1/artifacts/:id/content', 'a body');
+    const length = response.headers.get('content-length');
+    const size = length !== null && /^\d+$/.test(length) ? Number(length) : null;
+    const artifact: ArtifactBody = {
+      size,
+      contentType: response.headers.get('content-type'),
+      body: response.body as AsyncIterable<Uint8Array>,
+    };
+    return artifact;
+  }
+
+  /**
+   * Download an artifact to a file or stream without buffering it, with progress.
+   * A body shorter or longer than its `Content-Length` is `unavailable` (and a
+   * partial file is removed).
+   */
+  async downloadArtifact(artifactId: string, options: DownloadOptions): Promise<DownloadResult> {
+    const artifact = await this.openArtifact(
+      artifactId,
+      options.signal ? { signal: options.signal } : {},
+    );
+    const result = await writeArtifact(artifact, options.to, options.onProgress, options.signal);
+    if (artifact.size !== null && result.bytes !== artifact.size) {
+      throw new ClientError(
+        'unavailable',
+        `unavailable: artifact ${artifactId} arrived with ${result.bytes} of ${artifact.size} bytes; download it again`,
+      );
+    }
+    return result;
+  }
+
+  /** The workbench replicas this agent node knows, and its dispatch mode. */
+  async fleet(): Promise<FleetView> {
+    return (await this.json('GET', '/v1/fleet/workbenches')) as FleetView;
+  }
+
+  /** The node's health answer (no token needed). */
+  async health(): Promise<unknown> {
+    return this.json('GET', '/healthz');
+  }
+
+  /**
+   * The one tool of a tool loop, bound to a run: `(action, args) => DispatchResult`.
+   * Pass the model's tool-call id as `callId` so logs and audit events name it.
+   * Refusals the model can fix (`invalid_arguments`, `payload_too_large`) come back
+   * as failed results even when the HTTP layer refused them; a bad token or an
+   * unreachable node throws, since no model turn can fix those.
+   */
+  workbenchHost(
+    runId: string,
+    agentId: string,
+    options: { readonly taskId?: string } = {},
+  ): WorkbenchHostFn {
+    const taskId = options.taskId ?? 'tool-loop';
+    return async (action, args, call = {}) => {
+      const request = {
+        action,
+        args: args as DispatchRequest['args'],
+        runId,
+        agentId,
+        taskId,
+        ...(call.callId === undefined ? {} : { callId: call.callId }),
+        ...(call.environment === undefined ? {} : { environment: call.environment }),
+      };
+      try {
+        return await this.dispatch(request);
+      } catch (err) {
+        if (err instanceof ClientError && MODEL_FIXABLE_CODES.has(err.code)) {
+          const failure = {
+            ok: false,
+            errorCode: err.code,
+            message: err.message,
+            ...(err.payload === undefined ? {} : { payload: err.payload }),
+          } as DispatchFailure;
+          return failure;
+        }
+        throw err;
+      }
+    };
+  }
+
+  private async json(method: string, path: string, options: RequestOptions = {}) {
+    const response = await this.send(method, path, options);
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw notShaped(path, 'JSON');
+    }
+  }
+
+  /** One request; a non-2xx answer becomes a {@link ClientError}. */
+  private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
+    const url = `${this.baseUrl}${path}`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      accept: options.raw ? '*/*' : 'application/json',
+    };
+    const init: RequestInit = { method, headers };
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(options.body);
+    }
+    if (options.signal) init.signal = options.signal;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, init);
+    } catch (err) {
+      if (isAbortError(err)) throw err;
+      throw unreachableError(this.baseUrl, err);
+    }
+    if (!response.ok) throw errorFromResponse(response.status, await response.text());
+    return response;
+  }
+}
+
+function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}
+
+function notShaped(path: string, expected: string): ClientError {
+  return new ClientError(
+    'internal',
+    `internal: ${path} did not answer with ${expected}; is the address an agent node's API?`,
+  );
+}
+
+/** `body[key]`, or an `internal` error naming the missing field. */
+function field<T>(body: unknown, key: string): T {
+  if (typeof body === 'object' && body !== null && key in body) {
+    return (body as Record<string, unknown>)[key] as T;
+  }
+  throw notShaped(key, `a "${key}" field`);
+}

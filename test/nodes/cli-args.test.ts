@@ -1,0 +1,238 @@
+import t from 'tap';
+import { type CliInvocation, connection, parseCli, UsageError } from '../../nodes/cli/cli-args.js';
+import {
+  execExitCode,
+  formatBytes,
+  formatError,
+  formatListing,
+  formatProgress,
+  table,
+  USAGE,
+} from '../../nodes/cli/cli-output.js';
+
+const env = { MEMQL_URL: 'http://127.0.0.1:8080', MEMQL_TOKEN: 'tok' };
+const cmd = (...argv: string[]) => parseCli(argv, env).command;
+
+function usageError(argv: string[], pattern: RegExp | string, e: Record<string, string> = env) {
+  try {
+    parseCli(argv, e);
+  } catch (err) {
+    return err instanceof UsageError && new RegExp(pattern).test(err.message);
+  }
+  return false;
+}
+
+t.test('every subcommand parses into its command', async (t) => {
+  const table: [string[], CliInvocation['command']][] = [
+    [[], { kind: 'help' }],
+    [['--help'], { kind: 'help' }],
+    [['runs', 'get', 'r1', '-h'], { kind: 'help' }],
+    [['runs', 'create'], { kind: 'runs-create' }],
+    [
+      ['runs', 'create', '--conversation', 'c9', '--retention-ms', '60000'],
+      { kind: 'runs-create', conversationId: 'c9', retentionMs: 60000 },
+    ],
+    [['runs', 'get', 'r1'], { kind: 'runs-get', runId: 'r1' }],
+    [['runs', 'end', 'r1', 'abandoned'], { kind: 'runs-end', runId: 'r1', status: 'abandoned' }],
+    [['runs', 'delete', 'r1'], { kind: 'runs-delete', runId: 'r1' }],
+    [
+      ['exec', 'r1', '--', 'echo', 'hi', '|', 'wc', '-c'],
+      { kind: 'exec', runId: 'r1', command: 'echo hi | wc -c' },
+    ],
+    [
+      ['exec', 'r1', '--', 'ls -la --color=never'],
+      { kind: 'exec', runId: 'r1', command: 'ls -la --color=never' },
+    ],
+    [
+      ['exec', '--timeout-ms', '500', 'r1', '--cwd', 'src', '--', 'exit', '3'],
+      { kind: 'exec', runId: 'r1', command: 'exit 3', timeoutMs: 500, cwd: 'src' },
+    ],
+    [['commands', 'get', 'c1'], { kind: 'commands-get', commandId: 'c1' }],
+    [['fs', 'read', 'r1', 'a/b.txt'], { kind: 'fs-read', runId: 'r1', path: 'a/b.txt' }],
+    [['fs', 'read', 'r1', 'a', '-o', 'x'], { kind: 'fs-read', runId: 'r1', path: 'a', out: 'x' }],
+    [
+      ['fs', 'write', 'r1', 'a', '--content', 'hello'],
+      { kind: 'fs-write', runId: 'r1', path: 'a', source: { content: 'hello' }, append: false },
+    ],
+    [
+      ['fs', 'write', 'r1', 'a', '--from', '-', '--append'],
+      { kind: 'fs-write', runId: 'r1', path: 'a', source: { from: '-' }, append: true },
+    ],
+    [['fs', 'ls', 'r1'], { kind: 'fs-ls', runId: 'r1', path: '.', recursive: false }],
+    [['fs', 'ls', 'r1', 'src', '-r'], { kind: 'fs-ls', runId: 'r1', path: 'src', recursive: true }],
+    [['promote', 'r1', 'out/report.md'], { kind: 'promote', runId: 'r1', path: 'out/report.md' }],
+    [
+      ['promote', 'r1', 'a.bin', '--name', 'b.bin', '--content-type', 'application/x-foo'],
+      {
+        kind: 'promote',
+        runId: 'r1',
+        path: 'a.bin',
+        name: 'b.bin',
+        contentType: 'application/x-foo',
+      },
+    ],
+    [['workspaces'], { kind: 'workspaces', all: false }],
+    [['workspaces', '--all'], { kind: 'workspaces', all: true }],
+    [['artifacts', 'list'], { kind: 'artifacts-list' }],
+    [['artifacts', 'list', '--run', 'r1'], { kind: 'artifacts-list', runId: 'r1' }],
+    [
+      ['artifacts', 'download', 'a1'],
+      { kind: 'artifacts-download', artifactId: 'a1', progress: false },
+    ],
+    [
+      ['artifacts', 'download', 'a1', '--out', 'f', '--progress'],
+      { kind: 'artifacts-download', artifactId: 'a1', out: 'f', progress: true },
+    ],
+    [['fleet'], { kind: 'fleet' }],
+  ];
+  for (const [argv, expected] of table) t.same(cmd(...argv), expected, argv.join(' '));
+});
+
+t.test('options after -- belong to the exec command, not to memql', async (t) => {
+  t.same(cmd('exec', 'r1', '--', 'grep', '-r', '--json', 'x', '.'), {
+    kind: 'exec',
+    runId: 'r1',
+    command: 'grep -r --json x .',
+  });
+  t.equal(parseCli(['exec', 'r1', '--', 'ls', '--json'], env).global.json, false);
+});
+
+t.test('global options: flags win over the environment; defaults', async (t) => {
+  const g = parseCli(['--json', 'workspaces', '--url', 'http://h:1', '--agent', 'me'], env).global;
+  t.same(g, { url: 'http://h:1', token: 'tok', json: true, agentId: 'me', taskId: 'cli' });
+  const bare = parseCli(['workspaces'], {}).global;
+  t.same(bare, {
+    url: undefined,
+    token: undefined,
+    json: false,
+    agentId: 'memql-cli',
+    taskId: 'cli',
+  });
+  t.same(parseCli(['workspaces'], { MEMQL_URL: '', MEMQL_TOKEN: '' }).global.url, undefined);
+});
+
+t.test('usage errors say what is wrong', async (t) => {
+  const cases: [string[], string][] = [
+    [['nope'], 'unknown command "nope"'],
+    [['runs'], 'runs: expected create, get, end or delete'],
+    [['runs', 'get'], 'runs get: missing <runId>'],
+    [['runs', 'get', 'a', 'b'], 'runs get: unexpected argument "b"'],
+    [['runs', 'end', 'r1', 'done'], 'status must be succeeded, failed, cancelled or abandoned'],
+    [['runs', 'end', 'r1'], 'missing <status>'],
+    [['exec', 'r1'], 'exec: missing the command'],
+    [['exec'], 'exec: missing <runId>'],
+    [['exec', 'r1', '--timeout-ms', '0', '--', 'true'], '--timeout-ms expects a positive integer'],
+    [['fs', 'write', 'r1', 'a'], 'exactly one of --from'],
+    [['fs', 'write', 'r1', 'a', '--from', 'x', '--content', 'y'], 'exactly one of --from'],
+    [['fs', 'cp'], 'fs: expected read, write or ls'],
+    [['artifacts', 'get'], 'artifacts: expected list or download'],
+    [['workspaces', '-r'], '--recursive does not apply to "workspaces"'],
+    [['runs', 'get', 'r1', '--out', 'x'], '--out does not apply to "runs get"'],
+    [['workspaces', '--bogus'], "Unknown option '--bogus'"],
+    [['fs', 'ls', 'r1', '--', 'x'], '"--" is only for exec'],
+  ];
+  for (const [argv, message] of cases)
+    t.ok(usageError(argv, message), `${argv.join(' ')} → ${message}`);
+});
+
+t.test('connection needs an http address and a token, and says where to get them', async (t) => {
+  t.same(connection(parseCli(['fleet'], env).global), {
+    baseUrl: 'http://127.0.0.1:8080',
+    token: 'tok',
+  });
+  const check = (e: Record<string, string>, pattern: string) => {
+    try {
+      connection(parseCli(['fleet'], e).global);
+      return false;
+    } catch (err) {
+      return err instanceof UsageError && err.message.includes(pattern);
+    }
+  };
+  t.ok(check({ MEMQL_TOKEN: 't' }, 'set MEMQL_URL (npm start prints it)'));
+  t.ok(check({ MEMQL_URL: 'http://x' }, 'set MEMQL_TOKEN'));
+  t.ok(
+    check(
+      { MEMQL_URL: '127.0.0.1:8080', MEMQL_TOKEN: 't' },
+      'must be an http:// or https:// address',
+    ),
+  );
+});
+
+t.test('exec exit codes follow how the command ended', async (t) => {
+  const base = {
+    exitCode: null as number | null,
+    signal: null as string | null,
+    timedOut: false,
+    cancelled: false,
+    oomKilled: false,
+  };
+  const table: [Partial<typeof base> & Record<string, unknown>, number][] = [
+    [{ exitCode: 0 }, 0],
+    [{ exitCode: 3 }, 3],
+    [{ exitCode: 255 }, 255],
+    [{ timedOut: true, signal: 'SIGKILL' }, 124],
+    [{ cancelled: true, signal: 'SIGKILL' }, 130],
+    [{ oomKilled: true, signal: 'SIGKILL' }, 137],
+    [{ signal: 'SIGTERM' }, 143],
+    [{ signal: 'SIGSEGV' }, 139],
+    [{ signal: 'SIGWHAT' }, 125],
+    [{}, 125],
+  ];
+  for (const [payload, code] of table)
+    t.equal(execExitCode({ ...base, ...payload }), code, JSON.stringify(payload));
+});
+
+t.test('errors print their code once, the message, and a hint', async (t) => {
+  t.equal(
+    formatError('not_found', 'not_found: run "r9" does not exist'),
+    'error: not_found: run "r9" does not exist\nhint: the id is wrong or belongs to another user; list yours with "memql workspaces --all" or "memql artifacts list"\n',
+  );
+  t.equal(
+    formatError('fetch_failed', 'dns'),
+    'error: fetch_failed: dns\n',
+    'no hint when there is none',
+  );
+  t.match(formatError('unauthenticated', 'unauthenticated: bad token'), /MEMQL_TOKEN/);
+  t.match(formatError('unavailable', 'unavailable: cannot reach'), /MEMQL_URL/);
+});
+
+t.test('human formatting', async (t) => {
+  t.equal(formatBytes(0), '0 B');
+  t.equal(formatBytes(1023), '1023 B');
+  t.equal(formatBytes(1536), '1.5 KiB');
+  t.equal(formatBytes(12 * 1024 * 1024), '12.0 MiB');
+  t.equal(formatProgress(3 << 20, 12 << 20), '3.0 MiB / 12.0 MiB  25%');
+  t.equal(formatProgress(100, null), '100 B');
+  t.equal(
+    table(
+      ['A', 'LONGER'],
+      [
+        ['xyz', '1'],
+        ['y', ''],
+      ],
+    ),
+    'A    LONGER\nxyz  1\ny\n',
+  );
+  t.equal(
+    formatListing({
+      path: '.',
+      truncated: true,
+      entries: [
+        { path: 'src', type: 'directory', size: 4096, mtimeMs: 0 },
+        { path: 'src/a.ts', type: 'file', size: 12, mtimeMs: 0 },
+        { path: 'link', type: 'symlink', size: 3, mtimeMs: 0 },
+      ],
+    }),
+    `d             src/\n-         12  src/a.ts\nl          3  link\n(more entries not shown)\n`,
+  );
+  t.equal(formatListing({ path: '.', truncated: false, entries: [] }), '');
+  for (const word of [
+    'runs create',
+    'exec <runId>',
+    'fs write',
+    'artifacts download',
+    '124 timed out',
+  ]) {
+    t.match(USAGE, word);
+  }
+});
