@@ -106,6 +106,17 @@ function memql(args: string[], env: Record<string, string> = {}): Promise<Exit> 
   return collect(proc);
 }
 
+/** `memql args...` with `input` on its stdin. */
+function memqlWithStdin(args: string[], input: string): Promise<Exit> {
+  const proc = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { PATH, MEMQL_URL: url, MEMQL_TOKEN: token },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  proc.stdin.end(input);
+  return collect(proc);
+}
+
 t.test('the README quickstart, run as written with curl', async (t) => {
   const blocks = codeBlocks(section('Quickstart'), 'sh');
   t.ok(
@@ -206,6 +217,22 @@ t.test('the same flow through the memql CLI', async (t) => {
   t.equal(got.code, 0, got.stderr);
   t.ok((await readFile(downloaded)).equals(bytes), 'the artifact is byte for byte the file');
   t.match(got.stderr, '2.5 MiB / 2.5 MiB  100%', 'progress on stderr');
+
+  const piped = await memqlWithStdin(
+    ['fs', 'write', runId, 'notes/piped.txt', '--from', '-'],
+    'from stdin\n',
+  );
+  t.equal(piped.code, 0, piped.stderr);
+  const cat = await memql(['fs', 'read', runId, 'notes/piped.txt']);
+  t.equal(cat.stdout.toString(), 'from stdin\n', 'fs read prints the file to stdout');
+
+  const asJson = await memql(['--json', 'exec', runId, '--', 'echo quiet; exit 7']);
+  t.equal(asJson.code, 7, '--json keeps the exit code');
+  t.match(JSON.parse(asJson.stdout.toString()), {
+    status: 'completed',
+    exitCode: 7,
+    stdout: 'quiet\n',
+  });
 
   const ended = await memql(['runs', 'end', runId, 'succeeded']);
   t.equal(ended.code, 0, ended.stderr);
