@@ -20,7 +20,7 @@ import {
 } from '../contract/index.js';
 import { getRunForOwner } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { DISPATCH_BODY_LIMIT_BYTES, readJson, sendJson } from './http-io.js';
+import { DISPATCH_BODY_LIMIT_BYTES, errorAnswer, readJson, sendJson } from './http-io.js';
 
 /** Aborts when the caller goes away before the answer is complete. */
 function abortOnDisconnect(ctx: RouteContext): AbortController {
@@ -84,11 +84,19 @@ export async function dispatchStreamRoute(ctx: RouteContext): Promise<void> {
   const line = (value: unknown) => {
     if (!res.destroyed && !res.writableEnded) res.write(`${JSON.stringify(value)}\n`);
   };
-  const result = await dispatchOwned(ctx, body, {
-    signal: controller.signal,
-    onOutput: (stream, chunk) =>
-      line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
-  });
+  let result: DispatchResult;
+  try {
+    result = await dispatchOwned(ctx, body, {
+      signal: controller.signal,
+      onOutput: (stream, chunk) =>
+        line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
+    });
+  } catch (err) {
+    // The 200 is already sent: a failure (the database, say) still ends in one result line.
+    const { code, message } = errorAnswer(err);
+    if (code === 'internal') ctx.log.error({ err }, 'stream dispatch failed');
+    result = errorResult(code, message);
+  }
   line({ type: 'result', result });
   if (!res.destroyed) res.end();
 }
