@@ -173,6 +173,12 @@ export class WorkbenchClient {
     return field<ArtifactRecord[]>(body, 'artifacts');
   }
 
+  /** One of the caller's artifacts, by id. */
+  async getArtifact(artifactId: string): Promise<ArtifactRecord> {
+    const body = await this.json('GET', `/v1/artifacts/${enc(artifactId)}`);
+    return field<ArtifactRecord>(body, 'artifact');
+  }
+
   /** Open an artifact's bytes as a stream; read `body` once. */
   async openArtifact(artifactId: string, options: { signal?: AbortSignal } = {}) {
     const response = await this.send('GET', `/v1/artifacts/${enc(artifactId)}/content`, {

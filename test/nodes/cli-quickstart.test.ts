@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -217,6 +217,9 @@ t.test('the same flow through the memql CLI', async (t) => {
   t.equal(got.code, 0, got.stderr);
   t.ok((await readFile(downloaded)).equals(bytes), 'the artifact is byte for byte the file');
   t.match(got.stderr, '2.5 MiB / 2.5 MiB  100%', 'progress on stderr');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  t.match(got.stdout.toString(), `sha256 ${sha256}`, 'the CLI reports the hash of what it wrote');
+  t.match(await client.getArtifact(artifactId), { name: 'blob.bin', size: bytes.length, sha256 });
 
   const piped = await memqlWithStdin(
     ['fs', 'write', runId, 'notes/piped.txt', '--from', '-'],
