@@ -77,12 +77,51 @@ export function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
 
-/** `GET /v1/artifacts/:id/content`: the bytes, streamed from the object store. */
+/**
+ * The byte range of a `Range` header over an object of `size` bytes: one range of
+ * `bytes=a-b`, `bytes=a-` or `bytes=-n`. `null` means serve the whole object (no
+ * header, or a form this server does not do, such as several ranges);
+ * `'unsatisfiable'` is a 416.
+ */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | null {
+  if (header === undefined) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
+
+/**
+ * `GET /v1/artifacts/:id/content`: the bytes, streamed from the object store. One
+ * byte range (`Range: bytes=...`) is served as a 206, so a download can resume.
+ */
 export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
   const artifact = await ownArtifact(ctx);
+  const range = parseRange(ctx.req.headers.range, artifact.size);
+  if (range === 'unsatisfiable') {
+    ctx.res.setHeader('content-range', `bytes */${artifact.size}`);
+    throw new ApiError(
+      416,
+      'invalid_arguments',
+      `invalid_arguments: range: outside the artifact's ${artifact.size} bytes`,
+    );
+  }
   let body: Readable;
   try {
-    body = await ctx.deps.objects.get(artifact.objectKey);
+    body = await ctx.deps.objects.get(
+      artifact.objectKey,
+      range ? { offset: range.start, length: range.end - range.start + 1 } : undefined,
+    );
   } catch (err) {
     if (isObjectStoreError(err, 'object_not_found')) {
       ctx.log.error(
@@ -98,9 +137,11 @@ export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
     throw err;
   }
   const { res } = ctx;
-  res.writeHead(200, {
+  res.writeHead(range ? 206 : 200, {
     'content-type': artifact.contentType,
-    'content-length': artifact.size,
+    'content-length': range ? range.end - range.start + 1 : artifact.size,
+    ...(range ? { 'content-range': `bytes ${range.start}-${range.end}/${artifact.size}` } : {}),
+    'accept-ranges': 'bytes',
     'content-disposition': contentDisposition(artifact.name),
     'x-content-type-options': 'nosniff',
     'content-security-policy': "default-src 'none'; sandbox",

@@ -288,6 +288,23 @@ t.test('promote, list, download byte for byte; only promoted files are served', 
   const got = Buffer.from(await download.arrayBuffer());
   t.ok(got.equals(bytes), 'byte for byte');
 
+  const part = await h.call(h.alice, `/v1/artifacts/${artifactId}/content`, {
+    headers: { range: 'bytes=1000-1999' },
+  });
+  t.equal(part.status, 206, 'a byte range resumes a download');
+  t.equal(part.headers.get('content-range'), `bytes 1000-1999/${bytes.length}`);
+  t.ok(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(1000, 2000)));
+  const tail = await h.call(h.alice, `/v1/artifacts/${artifactId}/content`, {
+    headers: { range: 'bytes=-10' },
+  });
+  t.ok(Buffer.from(await tail.arrayBuffer()).equals(bytes.subarray(bytes.length - 10)));
+  const beyond = await h.call(h.alice, `/v1/artifacts/${artifactId}/content`, {
+    headers: { range: `bytes=${bytes.length}-` },
+  });
+  t.equal(beyond.status, 416);
+  t.equal(beyond.headers.get('content-range'), `bytes */${bytes.length}`);
+  await beyond.arrayBuffer();
+
   // Bob sees none of it.
   t.same(
     (await h.json<{ artifacts: unknown[] }>(h.bob, 'GET', '/v1/artifacts')).body.artifacts,

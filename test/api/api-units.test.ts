@@ -9,7 +9,7 @@ import {
   matchRoute,
   RELEASE_REASON_TEXT,
 } from '../../src/api/index.js';
-import { contentDisposition } from '../../src/api/read-routes.js';
+import { contentDisposition, parseRange } from '../../src/api/read-routes.js';
 import { openDb, resolveApiToken } from '../../src/store/index.js';
 import { contentTypeFor } from '../../src/workbench/promote-artifact.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -115,3 +115,18 @@ t.test(
     t.equal((await stat(made.file)).mode & 0o777, 0o600);
   },
 );
+
+t.test('one byte range is understood; others serve the whole artifact', async (t) => {
+  t.equal(parseRange(undefined, 100), null);
+  t.same(parseRange('bytes=0-9', 100), { start: 0, end: 9 });
+  t.same(parseRange('bytes=90-', 100), { start: 90, end: 99 });
+  t.same(parseRange('bytes=90-500', 100), { start: 90, end: 99 });
+  t.same(parseRange('bytes=-10', 100), { start: 90, end: 99 });
+  t.same(parseRange('bytes=-500', 100), { start: 0, end: 99 });
+  t.equal(parseRange('bytes=100-', 100), 'unsatisfiable');
+  t.equal(parseRange('bytes=5-2', 100), 'unsatisfiable');
+  t.equal(parseRange('bytes=-0', 100), 'unsatisfiable');
+  t.equal(parseRange('bytes=0-1,5-6', 100), null);
+  t.equal(parseRange('items=0-1', 100), null);
+  t.equal(parseRange('bytes=-', 100), null);
+});
