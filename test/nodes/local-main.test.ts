@@ -86,3 +86,39 @@ t.test('with MEMQL_METRICS_LISTEN the queue metrics are served', async (t) => {
   t.equal(run.code, 0);
   t.match(body, 'memql_workspace_command_queue_depth');
 });
+
+t.test('Ctrl-C with a command still streaming stops the node promptly and cleanly', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  let streamed = '';
+  let stopAt = 0;
+  const run = await startAndStop(cwd, {}, async (stdout) => {
+    const api = /API: +(\S+)/.exec(stdout)?.[1];
+    const token = /token: +(\S+)/.exec(stdout)?.[1];
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const created = (await (
+      await fetch(`${api}/runs`, { method: 'POST', headers, body: '{}' })
+    ).json()) as { run: { id: string } };
+    const res = await fetch(`${api}/dispatch/stream`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        action: 'exec',
+        args: { command: 'echo started; sleep 60' },
+        runId: created.run.id,
+        agentId: 'agent-local',
+        taskId: 'task-local',
+      }),
+    });
+    const reader = res.body!.getReader();
+    streamed = new TextDecoder().decode((await reader.read()).value);
+    // Keep reading in the background; the node cuts the stream when it stops.
+    void (async () => {
+      for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return;
+    })();
+    stopAt = Date.now();
+  });
+  t.match(streamed, '"type":"output"', 'the command was running');
+  t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr.slice(-500)})`);
+  t.ok(Date.now() - stopAt < 30_000, 'long before the 60 s command would have ended');
+});
