@@ -51,7 +51,8 @@ options
 exit codes
   0 success, 1 error (printed as "error: <code>: <message>"), 2 usage
   exec: the command's own exit code; 124 timed out; 130 cancelled (Ctrl-C cancels
-  the command); 137 killed for memory; 128+N killed by signal N; 125 did not run
+  the command); 137 killed for memory; 128+N killed by signal N; 125 did not run;
+  141 when the reader of memql's output went away (the command is cancelled)
 `;
 
 /** Exit code for a timed-out command (as coreutils `timeout`). */
@@ -60,6 +61,8 @@ export const EXIT_TIMED_OUT = 124;
 export const EXIT_CANCELLED = 130;
 /** Exit code for a command killed for exceeding its memory limit (128 + SIGKILL). */
 export const EXIT_OOM = 137;
+/** Exit code when stdout's reader went away (128 + SIGPIPE, as a shell reports it). */
+export const EXIT_BROKEN_PIPE = 141;
 /** Exit code for a command that ended without an exit code or signal (as `docker run`). */
 export const EXIT_DID_NOT_RUN = 125;
 

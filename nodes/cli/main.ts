@@ -7,7 +7,7 @@
 import { WorkbenchClient } from '../../src/client/index.js';
 import { connection, parseCli, UsageError } from './cli-args.js';
 import { runCli } from './cli-commands.js';
-import { USAGE } from './cli-output.js';
+import { EXIT_BROKEN_PIPE, USAGE } from './cli-output.js';
 
 async function main(): Promise<number> {
   let invocation: ReturnType<typeof parseCli>;
@@ -32,6 +32,15 @@ async function main(): Promise<number> {
     abort.abort();
   };
   process.on('SIGINT', onSigint);
+  // A reader that goes away (`memql exec ... | head -1`) ends memql as SIGPIPE would a
+  // local pipeline: the request is aborted, which cancels a running command.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      abort.abort();
+      process.exit(EXIT_BROKEN_PIPE);
+    });
+  }
   try {
     return await runCli(
       invocation,

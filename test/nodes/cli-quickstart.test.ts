@@ -280,6 +280,18 @@ t.test('errors print their code and a hint; usage errors exit 2', async (t) => {
   const usage = await memql(['runs', 'end', 'x', 'finished']);
   t.equal(usage.code, 2);
   t.match(usage.stderr, 'error: usage: runs end: status must be');
+  // A reader that goes away ends memql as SIGPIPE would, not with a crash.
+  const runId = (await memql(['runs', 'create'])).stdout.toString().trim();
+  const proc = spawn(process.execPath, [CLI, 'exec', runId, '--', 'seq 1 500000'], {
+    cwd,
+    env: { PATH, MEMQL_URL: url, MEMQL_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout.once('data', () => proc.stdout.destroy());
+  const piped = await collect(proc);
+  t.equal(piped.code, 141, 'a closed stdout exits 141');
+  t.equal(piped.stderr, '', 'quietly');
+
   const help = await memql(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout.toString(), 'memql exec <runId>');
