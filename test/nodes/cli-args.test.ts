@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { type CliInvocation, connection, parseCli, UsageError } from '../../nodes/cli/cli-args.js';
 import {
@@ -235,4 +238,16 @@ t.test('human formatting', async (t) => {
   ]) {
     t.match(USAGE, word);
   }
+});
+
+t.test('the README lists every command of the usage text', async (t) => {
+  const readme = await readFile(
+    resolve(dirname(fileURLToPath(import.meta.url)), '../../../README.md'),
+    'utf8',
+  );
+  const forms = USAGE.split('\n')
+    .filter((l) => l.startsWith('  memql '))
+    .map((l) => l.trim().split(/\s{2,}/)[0]!);
+  t.ok(forms.length >= 14);
+  for (const form of forms) t.ok(readme.includes(form), form);
 });
