@@ -82,11 +82,7 @@ t.test('the canary is in no audit row and no log line', async (t) => {
   t.ok(audit.length >= 12, `audit rows were written (${audit.length})`);
   t.notMatch(JSON.stringify(audit), canary, 'no audit row holds the canary');
 
-  captured.log.flush();
-  await new Promise((r) => setImmediate(r));
-  const lines = captured.lines();
-  const events = new Set(lines.map((l) => l.event));
-  for (const e of [
+  const expected = [
     'workspace_command.queued',
     'workspace_command.running',
     'workspace_command.completed',
@@ -95,7 +91,21 @@ t.test('the canary is in no audit row and no log line', async (t) => {
     'workspace_command.cancelled',
     'workspace_command.cancelling',
     'workspace_command.error',
-  ]) {
+  ];
+  // A terminal line may be written just after the waiters were told: wait for the
+  // lines rather than for a tick.
+  const seen = () => new Set(captured.lines().map((l) => l.event));
+  await eventually(
+    async () => {
+      captured.log.flush();
+      return expected.every((e) => seen().has(e)) ? true : undefined;
+    },
+    10_000,
+    'every event line',
+  ).catch(() => undefined);
+  const lines = captured.lines();
+  const events = seen();
+  for (const e of expected) {
     t.ok(events.has(e), `a ${e} line was logged`);
   }
   t.ok(
