@@ -13,7 +13,7 @@
 
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CASES } from './cases/index.js';
 import { BenchContext, type BenchSize } from './context.js';
@@ -66,6 +66,11 @@ async function main(): Promise<void> {
     `memql-workbench benchmarks, ${started.toISOString()}`,
     `machine: ${machine()}`,
     `database: ${ctx.database.label}`,
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(
+        ', ',
+      )} (other work on the machine adds noise; every figure is against a baseline sampled alongside it)`,
     `size: ${args.size}; cases: ${args.cases.join(', ')}`,
   ];
   process.stdout.write(`${header.join('\n')}\n\n`);
@@ -93,7 +98,10 @@ async function main(): Promise<void> {
     await ctx.close();
   }
   const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
-  process.stdout.write(`\n${textTable(rows)}\n\ntotal ${elapsed} s\n`);
+  const loadEnd = `load average at end: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ')}`;
+  process.stdout.write(`\n${textTable(rows)}\n\ntotal ${elapsed} s; ${loadEnd}\n`);
 
   const dir = join(process.cwd(), 'bench-results');
   await mkdir(dir, { recursive: true });
@@ -106,12 +114,13 @@ async function main(): Promise<void> {
       databaseLabel: ctx.database.label,
       size: args.size,
       elapsedSeconds: Number(elapsed),
+      loadAverageEnd: loadavg(),
       rows,
     },
     null,
     2,
   );
-  const md = `${header.map((h) => `${h}  `).join('\n')}\n\n${markdownTable(rows)}\n`;
+  const md = `${header.map((h) => `${h}  `).join('\n')}\n\n${markdownTable(rows)}\n\ntotal ${elapsed} s; ${loadEnd}\n`;
   for (const name of [`bench-${stamp}`, 'latest']) {
     await writeFile(join(dir, `${name}.json`), `${json}\n`);
     await writeFile(join(dir, `${name}.md`), md);

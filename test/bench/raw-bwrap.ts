@@ -23,8 +23,24 @@ export interface RawBwrap {
   run(command: string): Promise<void>;
 }
 
+/**
+ * Options of {@link rawBwrap}: for attributing the runner's gap, a `/bin/sh` launcher
+ * in front (as the runner has), optionally writing its pid into cgroup `procs` files
+ * first (as the runner does for per-command cgroups).
+ */
+export interface RawBwrapOptions {
+  launcher?: { cgroupProcsFiles: readonly string[] };
+}
+
+/** Joins the cgroups named as arguments (count first), then execs the rest. */
+const LAUNCH =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
+
 /** Builds the argv once (as the runner caches its system dirs) for `workspaceDir`. */
-export async function rawBwrap(workspaceDir: string): Promise<RawBwrap> {
+export async function rawBwrap(
+  workspaceDir: string,
+  options: RawBwrapOptions = {},
+): Promise<RawBwrap> {
   const root = process.getuid?.() === 0;
   if (root) await chown(workspaceDir, SANDBOX_UID, SANDBOX_UID);
   const systemDirs = await findSystemDirs();
@@ -55,7 +71,23 @@ export async function rawBwrap(workspaceDir: string): Promise<RawBwrap> {
   };
   return {
     run(command) {
-      const { file, args } = argvFor(command);
+      const direct = argvFor(command);
+      const procs = options.launcher?.cgroupProcsFiles;
+      const { file, args } =
+        procs === undefined
+          ? direct
+          : {
+              file: '/bin/sh',
+              args: [
+                '-c',
+                LAUNCH,
+                'raw-launch',
+                String(procs.length),
+                ...procs,
+                direct.file,
+                ...direct.args,
+              ],
+            };
       return new Promise((resolve, reject) => {
         const child = spawn(file, args, {
           cwd: '/',

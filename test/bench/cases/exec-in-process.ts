@@ -7,8 +7,9 @@
  */
 
 import { BwrapRunner } from '../../../src/sandbox/bwrap-runner.js';
+import { benchCgroups } from '../bench-cgroups.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
-import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
+import { type Row, ratioRow, sampleInterleaved, skippedRow } from '../harness.js';
 import { describePhases, type ExecPhases, execPhases } from '../phases.js';
 import { rawBwrap } from '../raw-bwrap.js';
 
@@ -17,6 +18,11 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
   const { host } = await ctx.host(db);
   const [runId] = await ctx.runs(db, 1);
   const raw = await rawBwrap(await ctx.dir('raw-ws'));
+  const procs = await benchCgroups(ctx);
+  const launched = await rawBwrap(await ctx.dir('raw-ws'), { launcher: { cgroupProcsFiles: [] } });
+  const inCgroup = procs
+    ? await rawBwrap(await ctx.dir('raw-ws'), { launcher: { cgroupProcsFiles: procs } })
+    : null;
   const runner = new BwrapRunner({ logger: ctx.log });
   const bare = new BwrapRunner({ logger: ctx.log, cgroups: false });
   const runnerDir = await ctx.dir('runner-ws');
@@ -31,7 +37,7 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
   };
   const phases: ExecPhases[] = [];
   const samples = ctx.pick(15, 60);
-  const [hostMs, runnerMs, bareMs, rawMs] = await sampleInterleaved(
+  const [hostMs, runnerMs, bareMs, rawMs, launchedMs, inCgroupMs] = await sampleInterleaved(
     [
       {
         name: 'host',
@@ -51,6 +57,10 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
       { name: 'runner', run: () => runOnce(runner) },
       { name: 'runner without cgroups', run: () => runOnce(bare) },
       { name: 'raw', run: () => raw.run('true') },
+      { name: 'raw via sh launcher', run: () => launched.run('true') },
+      ...(inCgroup
+        ? [{ name: 'raw via sh launcher in cgroups', run: () => inCgroup.run('true') }]
+        : []),
     ],
     { samples, warmup: 3 },
   );
@@ -93,5 +103,31 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
       rawMs ?? [],
       null,
     ),
+    ratioRow(
+      {
+        case: '1 exec in-process',
+        subject: 'raw bwrap via the sh launcher',
+        baseline: 'raw bwrap spawn, same argv',
+        unit: 'ms',
+        target: 'info (launcher share)',
+      },
+      launchedMs ?? [],
+      rawMs ?? [],
+      null,
+    ),
+    inCgroupMs
+      ? ratioRow(
+          {
+            case: '1 exec in-process',
+            subject: 'raw bwrap via sh, joining 2 existing cgroups',
+            baseline: 'raw bwrap spawn, same argv',
+            unit: 'ms',
+            target: 'info (cost of running inside a cgroup, no create/remove)',
+          },
+          inCgroupMs,
+          rawMs ?? [],
+          null,
+        )
+      : skippedRow('1 exec in-process', 'cgroup variant needs root and cgroup v1'),
   ];
 }

@@ -21,7 +21,7 @@ const PRODUCERS = 4;
 export async function queue(ctx: BenchContext): Promise<Row[]> {
   const { db } = await ctx.openDb();
   const [runId] = await ctx.runs(db, 1);
-  const batch = ctx.pick(200, 1000);
+  const batch = ctx.pick(200, 500);
   await db.query(
     'create table bench_queue (like workspace_command including all, foreign key (run_id) references run (id))',
   );

@@ -73,7 +73,7 @@ export async function throughput(ctx: BenchContext): Promise<Row[]> {
         },
       },
     ],
-    { samples: ctx.pick(2, 3), warmup: ctx.pick(0, 1) },
+    { samples: ctx.pick(2, 3), warmup: 0 },
   );
   const phases = await db.query<{ wait: number; exec: number; dur: number }>(
     `select percentile_cont(0.5) within group (order by extract(epoch from (started_at - queued_at)) * 1000) as wait,
