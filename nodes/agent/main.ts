@@ -9,12 +9,10 @@
  *
  * Wiring only: load config, build the parts, stop on SIGTERM or SIGINT.
  */
-import { hostname } from 'node:os';
-import Dockerode from 'dockerode';
+
 import { Registry } from 'prom-client';
 import { startAgentNode } from '../../src/agent/agent-node.js';
 import { localFleet, remoteFleet, startApiServer } from '../../src/api/index.js';
-import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
 import { packageVersion } from '../../src/mesh/proto.js';
 import { createObjectStore } from '../../src/objects/index.js';
 import {
@@ -23,21 +21,13 @@ import {
   getLiveWorkspace,
   openDb,
 } from '../../src/store/index.js';
-import { createLogger } from '../../src/telemetry/logger.js';
-import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
+import { objectStoreSettings } from '../../src/workbench/host-factory.js';
+import { bootNode, buildNodeHost } from '../node-boot.js';
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig(process.env, { hostname: hostname(), cwd: process.cwd() });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  if (process.argv[2] === 'create-token') {
+  const createToken = process.argv[2] === 'create-token';
+  const { config, log } = bootNode('agent', { silent: createToken });
+  if (createToken) {
     const userId = process.argv[3] ?? '';
     if (!/^[\x21-\x7e]{1,200}$/.test(userId)) {
       process.stderr.write('usage: main.js create-token <userId> (printable, no spaces)\n');
@@ -49,27 +39,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${made.token}\n`);
     return;
   }
-  const log = createLogger({ nodeId: config.nodeId, nodeType: 'agent', level: config.logLevel });
-  for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
-  log.info({ config: redactConfig(config) }, 'configuration loaded');
 
   const db = await openDb(config.database);
   const objects = createObjectStore(objectStoreSettings(config));
   const needsLocal = !config.workbenchRemote || config.workbenchLocalFallback;
-  const local = needsLocal
-    ? (
-        await createWorkbenchHost(config, {
-          db,
-          objects,
-          log,
-          platform: process.platform,
-          runsAsRoot: process.getuid?.() === 0,
-          ...(config.runner.kind === 'docker'
-            ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
-            : {}),
-        })
-      ).host
-    : null;
+  const local = needsLocal ? (await buildNodeHost(config, { db, objects, log })).host : null;
   local?.start();
   const startedAt = new Date();
   const node = await startAgentNode({

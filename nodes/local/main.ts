@@ -5,40 +5,24 @@
  * token for user `dev` kept in the data directory. Wiring only: load config, build
  * the parts, wait for a signal, stop.
  */
-import { hostname } from 'node:os';
+
 import { resolve } from 'node:path';
-import Dockerode from 'dockerode';
 import { AgentDispatcher } from '../../src/agent/index.js';
 import { ensureDevToken, localFleet, startApiServer } from '../../src/api/index.js';
-import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
 import { createObjectStore } from '../../src/objects/index.js';
 import { countLiveCommands, getLiveWorkspace, openDb } from '../../src/store/index.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { createWorkbenchHost, objectStoreSettings } from '../../src/workbench/host-factory.js';
+import { objectStoreSettings } from '../../src/workbench/host-factory.js';
+import { bootNode, buildNodeHost } from '../node-boot.js';
 
 async function main(): Promise<void> {
   const cwd = process.cwd();
-  let config: Config;
-  try {
-    config = loadConfig(process.env, {
-      hostname: hostname(),
-      cwd,
-      defaults: {
-        MEMQL_DATA_DIR: resolve(cwd, '.data'),
-        MEMQL_WORKBENCH_ROOT: resolve(cwd, '.data/workbenches'),
-      },
-    });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  const log = createLogger({ nodeId: config.nodeId, nodeType: 'local', level: config.logLevel });
-  for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
-  log.info({ config: redactConfig(config) }, 'configuration loaded');
+  const { config, log } = bootNode('local', {
+    defaults: {
+      MEMQL_DATA_DIR: resolve(cwd, '.data'),
+      MEMQL_WORKBENCH_ROOT: resolve(cwd, '.data/workbenches'),
+    },
+  });
 
   const db = await openDb(config.database);
   const objects = createObjectStore(objectStoreSettings(config));
@@ -47,16 +31,7 @@ async function main(): Promise<void> {
     { database: db.kind, objectStore: config.objectStore.kind, dataDir: config.dataDir },
     'store ready',
   );
-  const { host, runner } = await createWorkbenchHost(config, {
-    db,
-    objects,
-    log,
-    platform: process.platform,
-    runsAsRoot: process.getuid?.() === 0,
-    ...(config.runner.kind === 'docker'
-      ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
-      : {}),
-  });
+  const { host, runner } = await buildNodeHost(config, { db, objects, log });
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   host.start();
   const startedAt = new Date();

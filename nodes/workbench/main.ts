@@ -6,16 +6,13 @@
  * Flags: `--shutdown-grace-ms=<ms>` (default 25000): how long in-flight calls get to
  * finish after a stop signal before they are aborted.
  */
-import { hostname } from 'node:os';
-import Dockerode from 'dockerode';
-import { type Config, ConfigError, loadConfig, redactConfig } from '../../src/config/index.js';
+
 import { MeshServer } from '../../src/mesh/mesh-server.js';
 import { packageVersion } from '../../src/mesh/proto.js';
 import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
 import { openDb } from '../../src/store/index.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { bootNode, buildNodeHost } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
 
@@ -32,34 +29,10 @@ function graceMs(argv: readonly string[]): number {
 
 async function main(): Promise<void> {
   const grace = graceMs(process.argv.slice(2));
-  let config: Config;
-  try {
-    config = loadConfig(process.env, { hostname: hostname(), cwd: process.cwd() });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  const log = createLogger({
-    nodeId: config.nodeId,
-    nodeType: 'workbench',
-    level: config.logLevel,
-  });
-  for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
-  log.info({ config: redactConfig(config) }, 'configuration loaded');
+  const { config, log } = bootNode('workbench');
 
   const db = await openDb(config.database);
-  const { host, runner } = await createWorkbenchHost(config, {
-    db,
-    log,
-    platform: process.platform,
-    runsAsRoot: process.getuid?.() === 0,
-    ...(config.runner.kind === 'docker'
-      ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
-      : {}),
-  });
+  const { host, runner } = await buildNodeHost(config, { db, log });
   host.start();
   const metrics = config.listen.metrics
     ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
