@@ -4,7 +4,9 @@
  * variable), the root logger, and the workbench host with a Docker client when the
  * operator chose the docker runner.
  */
-import { hostname } from 'node:os';
+import { statSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import Dockerode from 'dockerode';
 import {
   type Config,
@@ -63,4 +65,28 @@ export function buildNodeHost(
       ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
       : {}),
   });
+}
+
+/**
+ * The sandbox user (uid 10001) must be able to pass through every parent of the
+ * workspace root. A checkout under a private home (`/root`, mode 0700) cannot hold
+ * workspaces then, so a node running as root uses a directory under the system's
+ * temp folder instead (warm copies only: the durable copy is the manifest and the
+ * object store). Returns the directory to use and why, when it differs.
+ */
+export function reachableWorkbenchRoot(preferred: string): { root: string; reason?: string } {
+  if (process.getuid?.() !== 0) return { root: preferred };
+  for (let dir = dirname(preferred); ; dir = dirname(dir)) {
+    try {
+      if ((statSync(dir).mode & 0o001) === 0) {
+        return {
+          root: join(tmpdir(), 'memql-workbenches'),
+          reason: `${dir} is not searchable by the sandbox uid 10001`,
+        };
+      }
+    } catch {
+      // Not created yet: its parent decides.
+    }
+    if (dir === dirname(dir)) return { root: preferred };
+  }
 }

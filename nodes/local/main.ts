@@ -13,16 +13,23 @@ import { createObjectStore } from '../../src/objects/index.js';
 import { countLiveCommands, getLiveWorkspace, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { objectStoreSettings } from '../../src/workbench/host-factory.js';
-import { bootNode, buildNodeHost } from '../node-boot.js';
+import { bootNode, buildNodeHost, reachableWorkbenchRoot } from '../node-boot.js';
 
 async function main(): Promise<void> {
   const cwd = process.cwd();
+  const workbenches = reachableWorkbenchRoot(resolve(cwd, '.data/workbenches'));
   const { config, log } = bootNode('local', {
     defaults: {
       MEMQL_DATA_DIR: resolve(cwd, '.data'),
-      MEMQL_WORKBENCH_ROOT: resolve(cwd, '.data/workbenches'),
+      MEMQL_WORKBENCH_ROOT: workbenches.root,
     },
   });
+  if (workbenches.reason && config.workbenchRoot === workbenches.root) {
+    log.warn(
+      { workbenchRoot: workbenches.root, reason: workbenches.reason },
+      'workspaces kept in the temp folder',
+    );
+  }
 
   const db = await openDb(config.database);
   const objects = createObjectStore(objectStoreSettings(config));
