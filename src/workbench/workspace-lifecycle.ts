@@ -58,6 +58,9 @@ async function applyDecision(
   run: { id: string; ownerUserId: string },
 ): Promise<{ workspace: Workspace; decision: ProvisionDecision }> {
   return deps.db.transaction(async (tx) => {
+    // One decision per run at a time, across nodes: a racer waits, then sees the row
+    // the first one committed and adopts it instead of deciding "create" as well.
+    await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`memql:workspace:${run.id}`]);
     const live = await getLiveWorkspace(tx, run.id);
     const decision = decideProvision(live, deps.nodeId);
     const mine = { runId: run.id, nodeId: deps.nodeId, ownerUserId: run.ownerUserId };
@@ -103,8 +106,8 @@ async function applyDecision(
 
 /**
  * Provisions or adopts the run's workspace row for this node and makes sure its
- * directory exists. Two calls racing for the same run resolve through the one-live-
- * row index: the loser re-reads and adopts the winner's row.
+ * directory exists. Decisions for one run are serialized by a transaction-scoped
+ * advisory lock; the one-live-row index is the backstop (a conflict is retried).
  */
 export async function ensureWorkspace(
   deps: EnsureWorkspaceDeps,
