@@ -6,6 +6,7 @@
  */
 
 import type { Artifact, Command, Run, Workspace } from '../store/index.js';
+import { commandOutcome } from '../workbench/exec-action.js';
 import { describeReleaseReason } from './release-reasons.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -28,17 +29,7 @@ export function commandView(c: Command) {
   return {
     id: c.id,
     runId: c.runId,
-    status: c.status,
-    exitCode: c.exitCode,
-    signal: c.signal,
-    timedOut: c.status === 'timed_out',
-    cancelled: c.status === 'cancelled',
-    oomKilled: c.oomKilled,
-    stdout: (c.stdout ?? Buffer.alloc(0)).toString('utf8'),
-    stderr: (c.stderr ?? Buffer.alloc(0)).toString('utf8'),
-    stdoutTruncated: c.stdoutTruncated,
-    stderrTruncated: c.stderrTruncated,
-    durationMs: c.execDurationMs,
+    ...commandOutcome(c),
     errorCode: c.errorCode,
     errorCategory: c.errorCategory,
     queuedAt: iso(c.queuedAt),

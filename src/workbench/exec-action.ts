@@ -162,8 +162,12 @@ export function execPayload(command: Command): ExecPayload {
       { commandId: command.id, errorCategory: command.errorCategory },
     );
   }
+  return { commandId: command.id, ...commandOutcome(command) };
+}
+
+/** How a command ended, as callers see it: output as UTF-8 text. */
+export function commandOutcome(command: Command): Omit<ExecPayload, 'commandId'> {
   return {
-    commandId: command.id,
     status: command.status,
     exitCode: command.exitCode,
     signal: command.signal,
