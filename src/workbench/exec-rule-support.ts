@@ -6,6 +6,7 @@
  */
 
 import { type Denial, deny } from './exec-denial.js';
+import type { ParsedArgs } from './exec-options.js';
 import { couldBeOption, type Word } from './shell-words.js';
 
 /** A rule: the arguments of one invocation in, a refusal or null out. */
@@ -92,4 +93,14 @@ export function sensitive(program: string, name: string, index: number): Denial 
     index,
     `${program} may not change ${name}: it decides which program runs or injects code into one.`,
   );
+}
+
+/** The refusal for arguments the option parser could not read. */
+export function optionParseDenial(
+  program: string,
+  failed: Extract<ParsedArgs, { ok: false }>,
+): Denial {
+  return failed.problem === 'dynamic'
+    ? dynamicArgument(program, failed.word)
+    : unsafe(program, failed.word, `option "${failed.word.raw}" is not understood here; refused.`);
 }

@@ -8,7 +8,13 @@
 
 import { findAwkExecution } from './exec-awk-program.js';
 import { type OptionSpec, parseOptions, valueText } from './exec-options.js';
-import { dynamicArgument, type ProgramRule, textOf, unsafe } from './exec-rule-support.js';
+import {
+  dynamicArgument,
+  optionParseDenial,
+  type ProgramRule,
+  textOf,
+  unsafe,
+} from './exec-rule-support.js';
 import { findSedExecution } from './exec-sed-script.js';
 import type { Word } from './shell-words.js';
 
@@ -50,15 +56,7 @@ const SED_SPEC: OptionSpec = {
 /** sed: scripts must be literal, from the command line, and free of `e`. */
 export const sedRule: ProgramRule = (args, program) => {
   const parsed = parseOptions(args, SED_SPEC);
-  if (!parsed.ok) {
-    return parsed.problem === 'dynamic'
-      ? dynamicArgument(program, parsed.word)
-      : unsafe(
-          program,
-          parsed.word,
-          `option "${parsed.word.raw}" is not understood here; refused.`,
-        );
-  }
+  if (!parsed.ok) return optionParseDenial(program, parsed);
   const scripts: { text: string | null; word: Word }[] = [];
   for (const option of parsed.options) {
     if (option.name === '-f' || option.name === '--file') {
@@ -186,15 +184,7 @@ const AWK_CODE_FROM_FILES = new Set([
 /** awk: the program must be literal, on the command line, with no system(), pipe or @. */
 export const awkRule: ProgramRule = (args, program) => {
   const parsed = parseOptions(args, AWK_SPEC);
-  if (!parsed.ok) {
-    return parsed.problem === 'dynamic'
-      ? dynamicArgument(program, parsed.word)
-      : unsafe(
-          program,
-          parsed.word,
-          `option "${parsed.word.raw}" is not understood here; refused.`,
-        );
-  }
+  if (!parsed.ok) return optionParseDenial(program, parsed);
   const sources: { text: string | null; word: Word }[] = [];
   for (const option of parsed.options) {
     if (AWK_CODE_FROM_FILES.has(option.name)) {

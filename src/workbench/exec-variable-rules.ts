@@ -10,6 +10,7 @@ import { type OptionSpec, parseOptions, valueText } from './exec-options.js';
 import { isSensitiveVariable } from './exec-policy.js';
 import {
   dynamicArgument,
+  optionParseDenial,
   type ProgramRule,
   sensitive,
   textOf,
@@ -38,15 +39,7 @@ const READ_SPEC: OptionSpec = {
 /** read: the variables it sets must be named literally and not be sensitive. */
 export const readRule: ProgramRule = (args, program) => {
   const parsed = parseOptions(args, READ_SPEC);
-  if (!parsed.ok) {
-    return parsed.problem === 'dynamic'
-      ? dynamicArgument(program, parsed.word)
-      : unsafe(
-          program,
-          parsed.word,
-          `option "${parsed.word.raw}" is not understood here; refused.`,
-        );
-  }
+  if (!parsed.ok) return optionParseDenial(program, parsed);
   const names: { text: string | null; word: Word }[] = parsed.operands.map((w) => ({
     text: textOf(w),
     word: w,
