@@ -23,6 +23,11 @@ export interface SweeperDeps {
   log: Logger;
   /** Evicts warm copies idle past their TTL; returns the run ids evicted. */
   evictIdle?: (now: Date) => Promise<string[]>;
+  /**
+   * Run ids whose directories the warm cache tracks. They are the cache's to evict
+   * (it forgets what it knew of them as it does), never the sweep's.
+   */
+  tracked?: () => string[];
 }
 
 /** What one sweep removed. */
@@ -60,6 +65,7 @@ async function releaseMissed(deps: SweeperDeps): Promise<number> {
 async function removeUnclaimedDirs(deps: SweeperDeps): Promise<number> {
   // Directory names first, rows second: a workspace row is committed before its
   // directory is made, so any directory seen here already has its row if it is live.
+  // Directories the warm cache tracks are left to it.
   let names: string[];
   try {
     names = await readdir(deps.workbenchRoot);
@@ -68,6 +74,7 @@ async function removeUnclaimedDirs(deps: SweeperDeps): Promise<number> {
     throw err;
   }
   const live = new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId));
+  for (const runId of deps.tracked?.() ?? []) live.add(runId);
   let removed = 0;
   for (const name of names) {
     if (live.has(name) || checkRunId(name) !== null) continue;

@@ -1,4 +1,4 @@
-import { chown, mkdir } from 'node:fs/promises';
+import { chown, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type Authority,
@@ -149,6 +149,7 @@ export class WorkbenchHost {
         workbenchRoot: this.deps.workbenchRoot,
         log: this.deps.log,
         evictIdle: (now) => this.warm.evictIdle(now.getTime()),
+        tracked: () => this.warm.tracked(),
       },
       this.deps.cleanupIntervalMs,
     );
@@ -225,6 +226,8 @@ export class WorkbenchHost {
         `unavailable: ${envelope.action} is not available on this node yet`,
       );
     }
+    // Checked before provisioning, which makes the directory.
+    await this.forgetIfGone(run.id, join(this.deps.workbenchRoot, run.id));
     const ws = await ensureWorkspace(
       {
         db: this.deps.db,
@@ -299,6 +302,7 @@ export class WorkbenchHost {
     return this.locks.run(runId, async () => {
       this.warm.begin(runId);
       try {
+        await this.forgetIfGone(runId, dir);
         await mkdir(dir, { recursive: true });
         if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
         const known = this.warm.get(runId);
@@ -321,6 +325,18 @@ export class WorkbenchHost {
         await this.warm.end(runId);
       }
     });
+  }
+
+  /**
+   * A directory removed behind the cache's back (by hand, by a run's end) no longer
+   * matches what the cache knew of it: forget that, so the next reconcile is in full.
+   */
+  private async forgetIfGone(runId: string, dir: string): Promise<void> {
+    const exists = await stat(dir).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) this.warm.invalidate(runId);
   }
 
   /** The queue's executor: one claimed command, in its made-current workspace. */

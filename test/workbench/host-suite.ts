@@ -315,6 +315,14 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       code(await call('run-1', 'exec', { command: 'printf made-by-exec > durable/from-exec.txt' })),
       'ok',
     );
+    // Removed behind the cache's back first: the next call must not trust what the
+    // cache knew of the directory.
+    await rm(join(root, 'run-1'), { recursive: true, force: true });
+    const again = payload<{ content: string }>(
+      t,
+      await call('run-1', 'fs_read', { path: 'durable/bin.dat', encoding: 'base64' }),
+    );
+    t.same(Buffer.from(again.content, 'base64'), bytes, 'hydrated after an outside removal');
     await host.warm.evict('run-1');
     await t.rejects(stat(join(root, 'run-1')), 'the warm copy is gone');
     const back = payload<{ content: string }>(

@@ -132,6 +132,8 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   await runWithWorkspace('run-live');
   await runWithWorkspace('run-elsewhere', 'node-2');
   await mkdir(join(root, 'lost+found'), { recursive: true });
+  // A warm copy the cache still tracks, though no live row here claims it.
+  await mkdir(join(root, 'run-warm'), { recursive: true });
 
   let evictedAt: Date | null = null;
   const now = new Date();
@@ -146,6 +148,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
         evictedAt = at;
         return ['warm-1'];
       },
+      tracked: () => ['run-warm'],
     },
     now,
   );
@@ -156,10 +159,13 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   t.same((await objects.list(runObjectPrefix('run-expired'))).items, []);
   t.same(
     (await readdir(root)).sort(),
-    ['lost+found', 'run-keep', 'run-live'],
-    'claimed directories and names that are not run ids stay',
+    ['lost+found', 'run-keep', 'run-live', 'run-warm'],
+    'claimed and warm-tracked directories, and names that are not run ids, stay',
   );
   t.equal(evictedAt, now);
-  const second = await sweepOnce({ db, objects, nodeId: 'node-1', workbenchRoot: root, log }, now);
+  const second = await sweepOnce(
+    { db, objects, nodeId: 'node-1', workbenchRoot: root, log, tracked: () => ['run-warm'] },
+    now,
+  );
   t.same(second, { released: 0, runsCleaned: 0, directoriesRemoved: 0, warmEvicted: 0 });
 });
