@@ -1,5 +1,6 @@
 import { constants, type Stats } from 'node:fs';
 import {
+  lchown,
   lstat,
   mkdir,
   open,
@@ -114,7 +115,6 @@ async function makeParents(ctx: FileContext, rel: string): Promise<void> {
 }
 
 async function chownQuiet(path: string, owner: { uid: number; gid: number }): Promise<void> {
-  const { lchown } = await import('node:fs/promises');
   await lchown(path, owner.uid, owner.gid).catch(() => {});
 }
 
