@@ -10,11 +10,14 @@
 import { MeshServer } from '../../src/mesh/mesh-server.js';
 import { packageVersion } from '../../src/mesh/proto.js';
 import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
+import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { bootNode, buildNodeHost } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
+/** How long after the commands' end the calls waiting on them get to answer, ms. */
+const CALL_SETTLE_MS = 2_000;
 
 function graceMs(argv: readonly string[]): number {
   const flag = argv.find((a) => a.startsWith('--shutdown-grace-ms='));
@@ -69,11 +72,15 @@ async function main(): Promise<void> {
     process.once('SIGTERM', () => done('SIGTERM'));
   });
   log.info({ signal, graceMs: grace }, 'stopping: draining in-flight calls');
-  const outcome = await server.drain(grace);
+  // Unhealthy at once, so agents route new calls elsewhere; those calls wait for this
+  // node's handoff of the run's workspace instead of taking it over.
+  const calls = server.drain(grace + ABORT_WAIT_MS + CALL_SETTLE_MS);
+  await host.drain();
+  // Commands get the grace to finish; the rest end as `node_stopping`, then every
+  // workspace is handed off. Each waiting call answers as its command ends.
+  await host.stop(grace);
+  const outcome = await calls;
   await server.close();
-  // In-flight calls have drained; commands still running (queued by a caller that went
-  // away) get a short grace, then are left for another node's stale recovery.
-  await host.stop(Math.min(grace, 5_000));
   await metrics?.close();
   await db.close();
   log.info(outcome, 'stopped');

@@ -11,6 +11,7 @@ import type { ReleasedReason } from '../store/index.js';
 /** Every release reason, spelled out. */
 export const RELEASE_REASON_TEXT: Readonly<Record<ReleasedReason, string>> = {
   node_lost: 'replica lost; another replica took over',
+  handed_off: 'replica drained; it handed the workspace to another replica with every file',
   run_succeeded: 'run ended: succeeded',
   run_failed: 'run ended: failed',
   run_cancelled: 'run ended: cancelled',

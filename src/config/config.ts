@@ -87,6 +87,10 @@ export interface QueueConfig {
   readonly leaseMs: number;
   /** `MEMQL_QUEUE_POLL_INTERVAL_MS`: idle poll period. Default 1000 ms. */
   readonly pollIntervalMs: number;
+  /** `MEMQL_NODE_LIVENESS_MS`: silence after which a node counts as gone. Default 10000 ms. */
+  readonly livenessMs: number;
+  /** `MEMQL_HANDOFF_WAIT_MS`: a call's wait for a draining holder's handoff. Default 30000 ms. */
+  readonly handoffWaitMs: number;
 }
 
 /** Limits of the `exec` action and its sandbox. */

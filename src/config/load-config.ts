@@ -133,6 +133,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       concurrency: r.required('MEMQL_WORKER_CONCURRENCY', positiveCount),
       leaseMs: r.required('MEMQL_COMMAND_LEASE_MS', positiveMs),
       pollIntervalMs: r.required('MEMQL_QUEUE_POLL_INTERVAL_MS', positiveMs),
+      livenessMs: r.required('MEMQL_NODE_LIVENESS_MS', positiveMs),
+      handoffWaitMs: r.required('MEMQL_HANDOFF_WAIT_MS', positiveMs),
     },
     exec: readExec(r),
     fetch: {

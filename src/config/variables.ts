@@ -177,6 +177,20 @@ export const CONFIG_VARIABLES = [
       'Lease of a running command; its worker heartbeats well within it, and an expired lease is recovered.',
   },
   {
+    name: 'MEMQL_NODE_LIVENESS_MS',
+    default: '10000',
+    type: 'positive integer (ms)',
+    description:
+      'How long a workbench node may stay silent before the others count it gone: they then take its workspaces over (fenced) and end its running commands as `command_lost`. Nodes heartbeat five times per window.',
+  },
+  {
+    name: 'MEMQL_HANDOFF_WAIT_MS',
+    default: '30000',
+    type: 'positive integer (ms)',
+    description:
+      'How long a call for a workspace held by a draining node waits for that node to hand it off before answering `unavailable`.',
+  },
+  {
     name: 'MEMQL_QUEUE_POLL_INTERVAL_MS',
     default: '1000',
     type: 'positive integer (ms)',

@@ -113,6 +113,16 @@ export const ERROR_CODES = {
       'The caller is known but its authority does not allow this (for example minting a system authority for a user).',
     category: 'policy',
   },
+  command_lost: {
+    meaning:
+      'The node running the command stopped answering before its outcome was recorded; whether it finished is unknown, and any file changes it committed are kept. Its callId stays bound to it: run it again with a new callId.',
+    category: 'dependency',
+  },
+  node_stopping: {
+    meaning:
+      'The node running the command was shutting down and cut it off at the end of its grace period; files it wrote until then are kept. Run it again.',
+    category: 'dependency',
+  },
   unavailable: {
     meaning:
       'A dependency of the workbench (database, object store) failed or is unreachable; retrying may succeed.',

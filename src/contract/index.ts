@@ -39,6 +39,7 @@ export * from './envelope.js';
 export * from './environment.js';
 export * from './errors.js';
 export type { FieldProblem } from './field-problems.js';
+export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';
 export * from './tool-definition.js';

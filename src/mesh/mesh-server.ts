@@ -17,6 +17,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
+import { NodeStoppingError } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
 import { tolerantDeserializer } from './frames.js';
@@ -142,8 +143,9 @@ export class MeshServer {
   /**
    * Stops taking calls (new requests are answered `unavailable`), reports unhealthy
    * on every stream and to health probes, and waits up to `graceMs` for in-flight
-   * calls. Calls still running then are aborted (their commands are killed and they
-   * answer as cancelled) and given a moment to answer.
+   * calls. Calls still running then are aborted with a {@link NodeStoppingError}
+   * reason (a command they queued is not cancelled: it is recorded when it ends, here
+   * or on the workspace's next holder) and given a moment to answer.
    */
   async drain(graceMs: number): Promise<DrainOutcome> {
     this.draining = true;
@@ -153,7 +155,7 @@ export class MeshServer {
     this.options.log.info({ inFlight: started, graceMs }, 'draining: no new calls');
     await waitFor([...this.tasks.keys()], graceMs);
     const left = [...this.tasks.entries()];
-    for (const [, controller] of left) controller.abort();
+    for (const [, controller] of left) controller.abort(new NodeStoppingError(this.options.nodeId));
     if (left.length > 0) {
       this.options.log.warn({ aborted: left.length }, 'grace period over: in-flight calls aborted');
       await waitFor(
@@ -169,7 +171,9 @@ export class MeshServer {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     this.draining = true;
-    for (const [, controller] of this.tasks) controller.abort();
+    for (const [, controller] of this.tasks) {
+      controller.abort(new NodeStoppingError(this.options.nodeId));
+    }
     for (const session of [...this.sessions]) session.end();
     this.health.endWatches();
     await new Promise<void>((resolve) => {

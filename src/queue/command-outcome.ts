@@ -10,8 +10,10 @@
  * - aborted by the worker-side backstop (the executor outlived the command's timeout
  *   by the grace period): `timed_out` / `worker_timeout`;
  * - aborted because the lease was lost: nothing (whoever holds the row records it);
- * - aborted because the node is stopping: nothing, unless it finished anyway; the
- *   row is left to stale recovery.
+ * - aborted because the node is stopping: `failed` / `node_stopping`, with whatever
+ *   output it made, unless it finished anyway;
+ * - ran, but its file changes could not be kept: `failed` with the sync's code and
+ *   category `files_not_saved`, with its real exit and output.
  *
  * @module
  */
@@ -36,6 +38,9 @@ export type TimeoutCategory = (typeof TIMEOUT_CATEGORIES)[number];
 export type ExecutionEnd =
   | { kind: 'result'; result: ExecutionResult }
   | { kind: 'error'; error: unknown };
+
+/** Category of a command that ran but whose file changes could not be kept. */
+export const FILES_NOT_SAVED = 'files_not_saved';
 
 /** Cancelled commands carry this code and category (as a cancel of a queued one does). */
 const CANCELLED = { errorCode: 'cancelled', errorCategory: 'cancelled' } as const;
@@ -79,6 +84,14 @@ export function decideOutcome(
   if (abortReason === 'lease_lost') return null;
   const result = end.kind === 'result' ? end.result : null;
   const out = output(result, outputLimitBytes);
+  if (result?.filesNotSaved) {
+    return {
+      ...out,
+      status: 'failed',
+      errorCode: result.filesNotSaved.errorCode,
+      errorCategory: FILES_NOT_SAVED,
+    };
+  }
   if (result?.timedOut) {
     return { ...out, status: 'timed_out', errorCategory: 'command_timeout' };
   }
@@ -90,7 +103,7 @@ export function decideOutcome(
     case 'worker_timeout':
       return { ...out, status: 'timed_out', errorCategory: 'worker_timeout' };
     case 'shutdown':
-      return null;
+      return { ...out, status: 'failed', errorCode: 'node_stopping', errorCategory: 'shutdown' };
     case null:
       if (result !== null) return { ...out, status: 'cancelled', ...CANCELLED };
       break;

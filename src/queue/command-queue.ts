@@ -9,7 +9,14 @@
  *
  * Work reaches a worker two ways: an `enqueue` in this process wakes it at once, and
  * a poll every `pollIntervalMs` picks up rows queued through other nodes. There is no
- * admission cap: commands wait in the queue and the wait is measured.
+ * admission cap: commands wait in the queue and the wait is measured. A worker claims
+ * only commands of runs whose workspace its node holds, or that no live node holds
+ * (see `claimNextCommand`): one workspace, one writer at a time.
+ *
+ * Each queue is a worker with a row in `workbench_worker` (`worker-presence.ts`),
+ * heartbeated every fifth of `livenessMs`. Stale recovery ends running commands whose
+ * lease expired or whose worker is gone, but only once the database has answered this
+ * node steadily for a liveness window, so an outage is not mistaken for deaths.
  *
  * @module
  */
@@ -33,10 +40,12 @@ import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/comm
 import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
 import { isTerminal } from './command-outcome.js';
-import { CommandWaiters, type OutputListener } from './command-waiters.js';
+import { CommandWaiters, type OutputListener, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import type { ExecuteCommand } from './execution.js';
-import { type Execution, runExecution } from './run-execution.js';
+import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
+import { within } from './within.js';
+import { WorkerPresence } from './worker-presence.js';
 
 /** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */
 export interface Clock {
@@ -71,18 +80,19 @@ export interface CommandQueueOptions {
    * clock, so node clocks should agree with it. Default `Date`.
    */
   clock?: Clock;
-  /** Period of stale recovery, ms. Default `leaseMs`. */
+  /**
+   * How long a worker's heartbeat counts it live, ms (`MEMQL_NODE_LIVENESS_MS`).
+   * Default 10000. A node silent for longer is gone: its workspaces may be taken
+   * over and its running commands are recovered as lost.
+   */
+  livenessMs?: number;
+  /** Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. */
   recoveryIntervalMs?: number;
   /**
    * How long past a command's `timeoutMs` the worker waits for its executor before
    * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
    */
   timeoutGraceMs?: number;
-  /**
-   * How long a command meant for another node's workspace stays queued before this
-   * node may claim it anyway, ms. Default `max(5000, 3 × pollIntervalMs)`.
-   */
-  leftBehindMs?: number;
   /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
   outputLimitBytes?: number;
 }
@@ -95,8 +105,20 @@ export interface WaitOptions {
   onOutput?: OutputListener;
 }
 
-/** A queue's lifecycle: `new -> running -> stopping -> stopped` (or `new -> stopped`). */
-export type QueueState = 'new' | 'running' | 'stopping' | 'stopped';
+/**
+ * A queue's lifecycle: `new -> running -> (draining ->) stopping -> stopped` (or
+ * `new -> stopped`). Draining claims nothing new and lets running commands finish.
+ */
+export type QueueState = 'new' | 'running' | 'draining' | 'stopping' | 'stopped';
+
+/** Default of {@link CommandQueueOptions.livenessMs}. */
+export const DEFAULT_LIVENESS_MS = 10_000;
+
+/**
+ * How long past the stop grace (and the executor's abort wait) a stopping queue keeps
+ * trying to record outcomes before it leaves them to another node's recovery.
+ */
+const RECORD_GRACE_MS = 5_000;
 
 /** One node's view of the shared command queue: enqueue, wait, cancel, and the worker. */
 export class CommandQueue {
@@ -113,8 +135,13 @@ export class CommandQueue {
   private readonly active = new Map<string, Execution>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly stopLoops = new AbortController();
+  private readonly stopPresence = new AbortController();
+  private readonly halt = new AbortController();
+  private readonly presence: WorkerPresence;
+  private readonly livenessMs: number;
   private state: QueueState = 'new';
   private loops: Promise<unknown> = Promise.resolve();
+  private presenceLoop: Promise<unknown> = Promise.resolve();
   private stopped: Promise<void> | null = null;
   private wakeRequested = false;
   private wakeUp: (() => void) | null = null;
@@ -134,6 +161,14 @@ export class CommandQueue {
       log: options.log.child({ leaseOwner: this.leaseOwner }),
       metrics: this.metrics,
       liveCounts,
+    });
+    this.livenessMs = options.livenessMs ?? DEFAULT_LIVENESS_MS;
+    this.presence = new WorkerPresence({
+      db: options.db,
+      leaseOwner: this.leaseOwner,
+      nodeId: options.nodeId,
+      livenessMs: this.livenessMs,
+      onError: (err) => this.telemetry.error('worker_heartbeat', summarizeError(err)),
     });
   }
 
@@ -192,6 +227,9 @@ export class CommandQueue {
         };
         cleanups.push(this.waiters.onTerminal(commandId, (c) => end(() => resolve(c))));
         cleanups.push(this.waiters.onClose((err) => end(() => reject(err))));
+        cleanups.push(
+          this.waiters.onPending(commandId, (p) => end(() => reject(pendingOutcomeError(p)))),
+        );
         if (options.onOutput) cleanups.push(this.waiters.onOutput(commandId, options.onOutput));
         if (signal) {
           const onAbort = () => end(() => reject(signal.reason));
@@ -249,11 +287,36 @@ export class CommandQueue {
     return command;
   }
 
-  /** Starts the worker and stale recovery. */
+  /** Starts the worker (once its row is registered) and stale recovery. */
   start(): void {
     if (this.state !== 'new') throw new Error(`command queue cannot start: it is ${this.state}`);
     this.state = 'running';
-    this.loops = Promise.all([this.workLoop(), this.recoveryLoop()]);
+    const registered = this.presence.register(this.stopLoops.signal);
+    this.presenceLoop = registered.then(() =>
+      this.presence.heartbeatLoop(this.stopPresence.signal),
+    );
+    this.loops = Promise.all([
+      registered.then((ok) => (ok ? this.workLoop() : undefined)),
+      this.recoveryLoop(),
+    ]);
+  }
+
+  /**
+   * Stops claiming while running commands carry on, and tells other nodes this worker
+   * drains (they wait for its workspaces' handoff instead of taking them over).
+   */
+  async drain(): Promise<void> {
+    if (this.state !== 'running') return;
+    this.state = 'draining';
+    this.wake();
+    this.options.log.info({ leaseOwner: this.leaseOwner }, 'command queue draining: no new claims');
+    await this.presence.setStatus('draining');
+  }
+
+  /** True when no command of `runId` runs on this queue now. */
+  idleFor(runId: string): boolean {
+    for (const e of this.active.values()) if (e.command.runId === runId) return false;
+    return true;
   }
 
   /**
@@ -267,10 +330,15 @@ export class CommandQueue {
     return this.stopped;
   }
 
-  /** Runs one round of stale recovery now; returns the commands it ended. */
+  /**
+   * Runs one round of stale recovery now: commands whose lease expired, or whose
+   * worker is gone. Returns the commands it ended.
+   */
   async recoverStale(): Promise<Command[]> {
     const rows = await this.db.transaction(async (tx) => {
-      const recovered = await recoverStaleCommands(tx, new Date(this.clock.now()));
+      const recovered = await recoverStaleCommands(tx, new Date(this.clock.now()), {
+        livenessMs: this.livenessMs,
+      });
       for (const r of recovered) {
         await this.audit.record(tx, 'workspace_command.recovered_stale', r);
       }
@@ -286,22 +354,26 @@ export class CommandQueue {
   }
 
   private async shutDown(graceMs: number): Promise<void> {
+    const wasStarted = this.state !== 'new';
     this.state = 'stopping';
     this.stopLoops.abort();
     this.wake();
     await this.loops;
     const running = [...this.active.values()].map((e) => e.done);
     if (running.length > 0) {
-      const stopGrace = new AbortController();
-      const inTime = await Promise.race([
-        Promise.all(running).then(() => true),
-        delay(graceMs, false, { signal: stopGrace.signal }).catch(() => false),
-      ]);
-      stopGrace.abort();
-      if (!inTime) for (const e of this.active.values()) e.abort('shutdown');
-      await Promise.all(running);
+      const all = Promise.all(running).then(() => true);
+      if (!(await within(all, graceMs))) {
+        for (const e of this.active.values()) e.abort('shutdown');
+        // Aborted commands record `node_stopping`; past this, recovery takes them.
+        if (!(await within(all, ABORT_WAIT_MS + RECORD_GRACE_MS))) this.halt.abort();
+      }
+      await all;
     }
     await Promise.all(this.pending);
+    // The worker stays live until its last command is recorded, then says it stopped.
+    this.stopPresence.abort();
+    await this.presenceLoop;
+    if (wasStarted) await this.presence.setStatus('stopped');
     this.waiters.close(this.stoppedError());
     this.state = 'stopped';
   }
@@ -342,24 +414,31 @@ export class CommandQueue {
     }
   }
 
+  private get claimAffinity() {
+    return { nodeId: this.options.nodeId, livenessMs: this.livenessMs };
+  }
+
   /** Claims until every slot is busy or nothing is queued. */
   private async fillSlots(): Promise<void> {
     while (this.state === 'running' && this.active.size < this.options.concurrency) {
       let command: Command | null;
       try {
         command = await this.db.transaction(async (tx) => {
-          const c = await claimNextCommand(tx, this.leaseOwner, this.options.leaseMs, {
-            nodeId: this.options.nodeId,
-            leftBehindMs:
-              this.options.leftBehindMs ?? Math.max(5_000, 3 * this.options.pollIntervalMs),
-          });
+          const c = await claimNextCommand(
+            tx,
+            this.leaseOwner,
+            this.options.leaseMs,
+            this.claimAffinity,
+          );
           if (c) await this.audit.record(tx, 'workspace_command.running', c);
           return c;
         });
       } catch (err) {
+        this.presence.failed();
         this.telemetry.error('claim', summarizeError(err));
         return;
       }
+      this.presence.reached();
       if (command === null) return;
       // Claimed rows run even if a stop began meanwhile: the lease is ours now.
       this.track(this.telemetry.moved('workspace_command.running', command));
@@ -380,6 +459,9 @@ export class CommandQueue {
       telemetry: this.telemetry,
       waiters: this.waiters,
       track: (p) => this.track(p),
+      halted: this.halt.signal,
+      reached: () => this.presence.reached(),
+      failed: () => this.presence.failed(),
     });
     this.active.set(command.id, execution);
     void execution.done.finally(() => {
@@ -389,13 +471,20 @@ export class CommandQueue {
   }
 
   private async recoveryLoop(): Promise<void> {
-    const period = this.options.recoveryIntervalMs ?? this.options.leaseMs;
+    const period =
+      this.options.recoveryIntervalMs ??
+      Math.max(50, Math.floor(Math.min(this.options.leaseMs, this.livenessMs) / 2));
     const signal = this.stopLoops.signal;
-    while (this.state === 'running') {
-      try {
-        await this.recoverStale();
-      } catch (err) {
-        this.telemetry.error('recover_stale', summarizeError(err));
+    while (this.state === 'running' || this.state === 'draining') {
+      // Old heartbeats prove nothing until this node itself has been steadily connected.
+      if (this.presence.steadyForRecovery()) {
+        try {
+          await this.recoverStale();
+          this.presence.reached();
+        } catch (err) {
+          this.presence.failed();
+          this.telemetry.error('recover_stale', summarizeError(err));
+        }
       }
       await delay(period, undefined, { signal, ref: false }).catch(() => undefined);
     }

@@ -1,8 +1,21 @@
+import { WorkbenchError } from '../contract/errors.js';
 import type { Command } from '../store/commands.js';
 import type { OutputStream } from './execution.js';
 
 /** Receives a command's live output on the node that runs it. */
 export type OutputListener = (stream: OutputStream, chunk: Buffer) => void;
+
+/**
+ * A command that ran but whose outcome this node cannot record yet (the database is
+ * unreachable); the node keeps trying, and the caller may stop waiting.
+ */
+export interface PendingOutcome {
+  commandId: string;
+  /** The exit code the command ended with, when it ended with one. */
+  exitCode: number | null;
+  /** Why recording is stuck, for the message (no secrets: a summary of the failure). */
+  reason: string;
+}
 
 function listeners<T>(map: Map<string, Set<T>>, id: string, fn: T): () => void {
   let set = map.get(id);
@@ -25,6 +38,7 @@ function listeners<T>(map: Map<string, Set<T>>, id: string, fn: T): () => void {
 export class CommandWaiters {
   private readonly terminal = new Map<string, Set<(command: Command) => void>>();
   private readonly output = new Map<string, Set<OutputListener>>();
+  private readonly pendingOutcome = new Map<string, Set<(p: PendingOutcome) => void>>();
   private readonly closers = new Set<(err: Error) => void>();
 
   /** Calls `fn` once when `settle` reports the command's end; returns an unsubscribe. */
@@ -35,6 +49,16 @@ export class CommandWaiters {
   /** Subscribes to a command's live output; returns an unsubscribe. */
   onOutput(id: string, fn: OutputListener): () => void {
     return listeners(this.output, id, fn);
+  }
+
+  /** Calls `fn` if the command's outcome is stuck unrecorded; returns an unsubscribe. */
+  onPending(id: string, fn: (pending: PendingOutcome) => void): () => void {
+    return listeners(this.pendingOutcome, id, fn);
+  }
+
+  /** Tells everyone waiting for the command that its outcome is not recorded yet. */
+  pending(info: PendingOutcome): void {
+    for (const fn of [...(this.pendingOutcome.get(info.commandId) ?? [])]) fn(info);
   }
 
   /** Calls `fn` when the queue stops; returns an unsubscribe. */
@@ -71,4 +95,14 @@ export class CommandWaiters {
     for (const fn of [...this.closers]) fn(err);
     this.closers.clear();
   }
+}
+
+/** What a caller hears when a command ran but its outcome is not recorded yet. */
+export function pendingOutcomeError(p: PendingOutcome): WorkbenchError {
+  const ran = p.exitCode === null ? 'ran' : `ran (exit code ${p.exitCode})`;
+  return new WorkbenchError(
+    'unavailable',
+    `unavailable: command ${p.commandId} ${ran} but its outcome and file changes are not recorded yet because the database is unreachable; this node keeps trying. Read the outcome later with GET /v1/commands/${p.commandId}, or repeat the call with the same callId`,
+    { commandId: p.commandId, outcomePending: true, exitCode: p.exitCode },
+  );
 }

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { ErrorCode } from '../contract/errors.js';
 import type { Command } from '../store/commands.js';
 
 /** Which output stream a chunk came from. */
@@ -22,6 +23,35 @@ export interface ExecuteContext {
   signal: AbortSignal;
   /** Live output, fanned out to callers waiting on this command on this node. */
   onOutput(stream: OutputStream, chunk: Uint8Array): void;
+  /**
+   * The command itself has ended; what follows is keeping its result (the file sync).
+   * From here a cancel or the worker's timeout backstop no longer stops the executor:
+   * the command ran, and its outcome is what gets recorded.
+   */
+  ran(): void;
+  /**
+   * True once the worker has given the command up (its node is stopping, or its lease
+   * went to another worker): an executor retrying a dependency after the command ran
+   * should stop and return what it has.
+   */
+  stopping(): boolean;
+  /**
+   * The command ran and the executor is retrying a dependency to keep its result (the
+   * file sync, say). Lets the queue tell waiting callers, if it lasts, that the
+   * outcome will be recorded later.
+   */
+  recordingDelayed(err: unknown): void;
+}
+
+/**
+ * The command ran but its file changes could not be kept: the workspace was released
+ * meanwhile, or a dependency failed for good. Recorded as `failed` with this code and
+ * category `files_not_saved`, together with the command's real exit and output.
+ */
+export interface FilesNotSaved {
+  errorCode: ErrorCode;
+  /** Why, for the message: a summary without paths or contents. */
+  reason: string;
 }
 
 /**
@@ -45,6 +75,8 @@ export interface ExecutionResult {
   stderrTruncated: boolean;
   /** Wall-clock milliseconds the execution took, as the executor measured it. */
   durationMs?: number;
+  /** Set when the command ran but its file changes could not be kept. */
+  filesNotSaved?: FilesNotSaved;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 export * from './command-outcome.js';
 export * from './command-queue.js';
-export type * from './command-waiters.js';
+export * from './command-waiters.js';
 export * from './error-summary.js';
 export type * from './execution.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';

@@ -10,14 +10,18 @@ export interface LeaseKeeperOptions {
   /** Time between heartbeats, ms. */
   intervalMs: number;
   /**
-   * The lease is gone (another worker recovered the command), or no heartbeat has
-   * succeeded for a whole lease, so it may be gone: stop the command, record nothing.
+   * The lease is gone: another worker recovered the command. Stop it, record nothing.
+   * A heartbeat that fails (the database is unreachable) is not a loss: the keeper
+   * keeps trying, because during an outage no node can recover the command either
+   * (see `worker-presence.ts`), and its outcome must still be recorded after.
    */
   onLost(): void;
   /** The cancel flag is set (a cancel arrived through another node). */
   onCancelRequested(): void;
-  /** A heartbeat failed; the keeper keeps trying until the lease would have lapsed. */
+  /** A heartbeat failed; the keeper keeps trying. */
   onError(err: unknown): void;
+  /** A heartbeat succeeded (the database answered). */
+  onReached?(): void;
 }
 
 /** A running heartbeat; `stop()` resolves once no heartbeat is in flight. */
@@ -34,7 +38,6 @@ export function keepLease(options: LeaseKeeperOptions): LeaseKeeper {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
-  let lastHeld = performance.now();
   let cancelSeen = false;
 
   const beat = async () => {
@@ -46,12 +49,12 @@ export function keepLease(options: LeaseKeeperOptions): LeaseKeeper {
         options.leaseMs,
       );
       if (stopped) return;
+      options.onReached?.();
       if (!hb.held) {
         stopped = true;
         options.onLost();
         return;
       }
-      lastHeld = performance.now();
       if (hb.cancelRequested && !cancelSeen) {
         cancelSeen = true;
         options.onCancelRequested();
@@ -59,11 +62,6 @@ export function keepLease(options: LeaseKeeperOptions): LeaseKeeper {
     } catch (err) {
       if (stopped) return;
       options.onError(err);
-      if (performance.now() - lastHeld >= options.leaseMs) {
-        stopped = true;
-        options.onLost();
-        return;
-      }
     }
     schedule();
   };

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Command, expireCommandLease, finishCommand, getCommand } from '../store/commands.js';
+import { type Command, type CommandOutcome, finishCommand, getCommand } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { type CommandAudit, commandEventType } from '../telemetry/audit.js';
 import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
@@ -16,6 +16,15 @@ import { keepLease } from './lease-keeper.js';
 
 /** How long an aborted executor may take to return before the worker stops waiting. */
 export const ABORT_WAIT_MS = 5000;
+
+/**
+ * How long recording a command's outcome may keep failing before callers waiting on
+ * it are told it will be recorded later (a brief blip is ridden out silently).
+ */
+export const PENDING_NOTICE_MS = 2000;
+
+/** The longest pause between two attempts to record an outcome, ms. */
+const RECORD_BACKOFF_MAX_MS = 2000;
 
 /** A command a worker is running. */
 export interface Execution {
@@ -40,6 +49,35 @@ export interface ExecutionDeps {
   waiters: CommandWaiters;
   /** Hands a telemetry promise to the queue, which waits for it on stop. */
   track(p: Promise<unknown>): void;
+  /**
+   * Aborted when the queue gives up on recording at shutdown (the database stayed
+   * unreachable past the grace): the command is then left to recovery.
+   */
+  halted: AbortSignal;
+  /** Database calls of the execution that succeeded or failed (see `worker-presence.ts`). */
+  reached(): void;
+  failed(): void;
+}
+
+/**
+ * Tells waiting callers once recording has kept failing for {@link PENDING_NOTICE_MS};
+ * silent for a blip that passes sooner.
+ */
+function pendingNotice(deps: ExecutionDeps, command: Command) {
+  let timer: NodeJS.Timeout | undefined;
+  let last: { exitCode: number | null; reason: string } = { exitCode: null, reason: '' };
+  return {
+    failed(exitCode: number | null, err: unknown) {
+      last = { exitCode, reason: summarizeError(err).errorMessage };
+      timer ??= setTimeout(
+        () => deps.waiters.pending({ commandId: command.id, ...last }),
+        PENDING_NOTICE_MS,
+      );
+    },
+    clear() {
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** The abort reason an executor sees on `signal.reason`. */
@@ -82,19 +120,56 @@ async function settle(run: Promise<ExecutionResult>, signal: AbortSignal): Promi
 }
 
 /**
- * Runs one claimed command: heartbeats its lease (reading the cancel flag), enforces
- * the worker-side timeout backstop, then records the outcome with a compare-and-set
- * on status and lease owner, the audit event in the same transaction.
+ * Records the outcome with a compare-and-set on status and lease owner, the audit
+ * event in the same transaction, retrying with backoff for as long as it fails
+ * (a database outage) unless the queue halts. Null when the row was no longer this
+ * worker's to finish, or when the queue halted first.
+ */
+async function record(
+  command: Command,
+  outcome: CommandOutcome,
+  deps: ExecutionDeps,
+  notice: ReturnType<typeof pendingNotice>,
+): Promise<{ row: Command | null; recorded: boolean }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const row = await deps.db.transaction(async (tx) => {
+        const r = await finishCommand(tx, command.id, deps.leaseOwner, outcome);
+        if (r) await deps.audit.record(tx, commandEventType(r.status), r);
+        return r;
+      });
+      deps.reached();
+      return { row, recorded: row !== null };
+    } catch (err) {
+      deps.failed();
+      deps.telemetry.error('finish', { ...summarizeError(err), commandId: command.id });
+      notice.failed(outcome.exitCode ?? null, err);
+      if (deps.halted.aborted) return { row: null, recorded: false };
+      const pause = Math.min(RECORD_BACKOFF_MAX_MS, 100 * 2 ** Math.min(attempt, 10));
+      await delay(pause, undefined, { signal: deps.halted }).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Runs one claimed command: heartbeats its lease (reading the cancel flag) until its
+ * outcome is recorded, enforces the worker-side timeout backstop, then records the
+ * outcome, retrying through database outages: a command that ran keeps its real
+ * outcome. Waiting callers hear, if recording stays stuck, that it will come later.
  */
 export function runExecution(command: Command, deps: ExecutionDeps): Execution {
   const controller = new AbortController();
   let reason: AbortReason | null = null;
+  let ran = false;
   const abort = (why: AbortReason) => {
     if (reason !== null) return;
+    // Once the command has run, only losing the worker stops the executor's recording.
+    if (ran && (why === 'cancel' || why === 'worker_timeout')) return;
     reason = why;
     controller.abort(new CommandAbortError(why));
   };
   const secrets = requestStrings(command.request);
+  const notice = pendingNotice(deps, command);
   const body = async () => {
     const lease = keepLease({
       db: deps.db,
@@ -104,68 +179,64 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
       intervalMs: deps.heartbeatMs,
       onLost: () => abort('lease_lost'),
       onCancelRequested: () => abort('cancel'),
-      onError: (err) =>
-        deps.telemetry.error('heartbeat', { ...summarizeError(err), commandId: command.id }),
+      onReached: () => deps.reached(),
+      onError: (err) => {
+        deps.failed();
+        deps.telemetry.error('heartbeat', { ...summarizeError(err), commandId: command.id });
+      },
     });
-    // setTimeout fires at once past 2^31 - 1 ms, so clamp (about 24 days).
-    const backstop = setTimeout(
-      () => abort('worker_timeout'),
-      Math.min(command.timeoutMs + deps.timeoutGraceMs, 2 ** 31 - 1),
-    );
-    let end: ExecutionEnd;
     try {
-      const run = Promise.resolve().then(() =>
-        deps.execute(command, {
-          signal: controller.signal,
-          onOutput: (stream, chunk) => deps.waiters.emitOutput(command.id, stream, chunk),
-        }),
+      // setTimeout fires at once past 2^31 - 1 ms, so clamp (about 24 days).
+      const backstop = setTimeout(
+        () => abort('worker_timeout'),
+        Math.min(command.timeoutMs + deps.timeoutGraceMs, 2 ** 31 - 1),
       );
-      end = await settle(run, controller.signal);
+      let end: ExecutionEnd;
+      try {
+        const run = Promise.resolve().then(() =>
+          deps.execute(command, {
+            signal: controller.signal,
+            onOutput: (stream, chunk) => deps.waiters.emitOutput(command.id, stream, chunk),
+            ran: () => {
+              ran = true;
+            },
+            stopping: () => reason === 'shutdown' || reason === 'lease_lost',
+            recordingDelayed: (err) => notice.failed(null, err),
+          }),
+        );
+        end = await settle(run, controller.signal);
+      } finally {
+        clearTimeout(backstop);
+      }
+      if (end.kind === 'error' && reason === null) {
+        deps.telemetry.error('execute', {
+          ...summarizeError(end.error, secrets),
+          commandId: command.id,
+        });
+      }
+      const outcome = decideOutcome(end, reason, deps.outputLimitBytes);
+      if (outcome === null) {
+        deps.telemetry.note('workspace_command.lease_lost', command);
+        return;
+      }
+      const { row, recorded } = await record(command, outcome, deps, notice);
+      if (!recorded) {
+        const current = await getCommand(deps.db, command.id).catch(() => null);
+        deps.telemetry.note(
+          deps.halted.aborted && current?.status === 'running'
+            ? 'workspace_command.abandoned'
+            : 'workspace_command.finish_rejected',
+          current ?? command,
+        );
+        if (current && isTerminal(current)) deps.waiters.settle(current);
+        return;
+      }
+      deps.track(deps.telemetry.moved(commandEventType(row!.status), row!));
+      deps.waiters.settle(row!);
     } finally {
-      clearTimeout(backstop);
+      notice.clear();
       await lease.stop();
     }
-    if (end.kind === 'error' && reason === null) {
-      deps.telemetry.error('execute', {
-        ...summarizeError(end.error, secrets),
-        commandId: command.id,
-      });
-    }
-    const outcome = decideOutcome(end, reason, deps.outputLimitBytes);
-    if (outcome === null) {
-      if (reason === 'shutdown') {
-        // Hand it to stale recovery now rather than after a whole lease.
-        await expireCommandLease(deps.db, command.id, deps.leaseOwner).catch(() => false);
-        deps.telemetry.note('workspace_command.abandoned', command);
-      } else {
-        deps.telemetry.note('workspace_command.lease_lost', command);
-      }
-      return;
-    }
-    let row: Command | null = null;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        row = await deps.db.transaction(async (tx) => {
-          const r = await finishCommand(tx, command.id, deps.leaseOwner, outcome);
-          if (r) await deps.audit.record(tx, commandEventType(r.status), r);
-          return r;
-        });
-        break;
-      } catch (err) {
-        deps.telemetry.error('finish', { ...summarizeError(err), commandId: command.id });
-        // Past three tries the lease lapses and stale recovery ends the command.
-        if (attempt >= 3) return;
-        await delay(200 * attempt);
-      }
-    }
-    if (row === null) {
-      const current = await getCommand(deps.db, command.id).catch(() => null);
-      deps.telemetry.note('workspace_command.finish_rejected', current ?? command);
-      if (current && isTerminal(current)) deps.waiters.settle(current);
-      return;
-    }
-    deps.track(deps.telemetry.moved(commandEventType(row.status), row));
-    deps.waiters.settle(row);
   };
   const done = body().catch((err: unknown) => {
     deps.telemetry.error('execution', { ...summarizeError(err, secrets), commandId: command.id });

@@ -1,5 +1,6 @@
 import type { Queryable } from './db.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
+import { liveWorkerCondition } from './workers.js';
 
 /**
  * A command's lifecycle: `queued -> running -> completed | failed | timed_out |
@@ -144,18 +145,16 @@ export async function getCommand(q: Queryable, id: string): Promise<Command | nu
 }
 
 /**
- * Claims the oldest queued command for `leaseOwner`, or returns null when none is
- * queued. `SKIP LOCKED` lets concurrent workers claim different rows without waiting.
- */
-/**
- * Which commands a node may claim: those whose workspace it holds (or that name no
- * workspace or a workspace of no node), and any command left queued longer than
- * `leftBehindMs`, whichever node it was meant for. A run's commands thus run where its
- * warm copy is, while a node that died with work queued does not strand it.
+ * Which commands a node may claim: those of runs whose workspace it holds, whose
+ * workspace no node holds, or whose holder is gone (no live worker). A run's
+ * commands thus wait for a live holder however long its queue is (queue wait is the
+ * signal to add capacity), and only a dead holder's work moves, through a fenced
+ * takeover by the node that claims it.
  */
 export interface ClaimAffinity {
   nodeId: string;
-  leftBehindMs: number;
+  /** How long a worker's heartbeat counts it live, ms. */
+  livenessMs: number;
 }
 
 /**
@@ -175,13 +174,14 @@ export async function claimNextCommand(
        attempts = c.attempts + 1, started_at = now()
      where c.id = (
        select q.id from workspace_command q
-       left join workbench_workspace w on w.id = q.workspace_id
+       left join workbench_workspace w on w.run_id = q.run_id and w.status = 'provisioned'
        where q.status = 'queued'
          and ($3::text is null or w.node_id is null or w.node_id = $3
-              or q.queued_at < now() - ($4 * interval '1 millisecond'))
+              or not exists (select 1 from workbench_worker k
+                             where k.node_id = w.node_id and ${liveWorkerCondition('k', 4)}))
        order by q.queued_at, q.id limit 1 for update of q skip locked)
      returning ${COLUMNS}`,
-    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.leftBehindMs ?? 0],
+    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0],
   );
   return rows[0] ? toCommand(rows[0]) : null;
 }
@@ -339,26 +339,36 @@ export async function cancelCommand(
 }
 
 /**
- * Ends running commands whose lease expired before `now` as `failed` with category
- * `recovered_stale`. Each update re-checks status and the lease it saw, so a worker
+ * Ends running commands whose worker can no longer finish them as `failed`, code
+ * `command_lost`, category `recovered_stale`: those whose lease expired before `now`
+ * and, with `livenessMs`, those whose lease owner has no live worker row (its process
+ * died or stopped). Each update re-checks status and the lease it saw, so a worker
  * that finishes concurrently wins or loses cleanly; a recovered command is never
  * queued again, so it never runs twice.
  */
 export async function recoverStaleCommands(
   q: Queryable,
   now: Date,
-  limit = 100,
+  opts: { limit?: number; livenessMs?: number } = {},
 ): Promise<Command[]> {
+  const deadWorker =
+    opts.livenessMs === undefined
+      ? 'false'
+      : `not exists (select 1 from workbench_worker k
+                     where k.lease_owner = workspace_command.lease_owner
+                       and ${liveWorkerCondition('k', 3)})`;
   const rows = await q.query(
-    `update workspace_command c set status = 'failed', error_code = 'internal',
+    `update workspace_command c set status = 'failed', error_code = 'command_lost',
        error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
        lease_expires_at = null
      from (select id, lease_owner from workspace_command
-           where status = 'running' and lease_expires_at < $1
+           where status = 'running' and (lease_expires_at < $1 or ${deadWorker})
            order by lease_expires_at limit $2 for update skip locked) s
      where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
      returning ${COLUMNS.replace(/(\w+)/g, 'c.$1')}`,
-    [now, limit],
+    opts.livenessMs === undefined
+      ? [now, opts.limit ?? 100]
+      : [now, opts.limit ?? 100, opts.livenessMs],
   );
   return rows.map(toCommand);
 }

@@ -81,20 +81,107 @@ export interface ManifestChange {
 }
 
 /**
+ * Locks the run's manifest head for the rest of the transaction (creating it at
+ * version 0 when the run has none) and returns it: the one place commits serialize.
+ */
+export async function lockManifest(
+  tx: Queryable,
+  runId: string,
+): Promise<{ version: number; updatedByNode: string | null }> {
+  await tx.execute(
+    `insert into workspace_manifest (run_id) values ($1) on conflict (run_id) do nothing`,
+    [runId],
+  );
+  const locked = await tx.query(
+    'select version, updated_by_node from workspace_manifest where run_id = $1 for update',
+    [runId],
+  );
+  return {
+    version: Number(locked[0]!.version),
+    updatedByNode: textOrNull(locked[0]!.updated_by_node),
+  };
+}
+
+/** A manifest entry and the version that last wrote it. */
+export interface VersionedFile extends ManifestFile {
+  /** The manifest version whose commit wrote this entry. */
+  version: number;
+}
+
+/** The current entries of `paths` (absent paths are missing from the map). */
+export async function getManifestEntries(
+  q: Queryable,
+  runId: string,
+  paths: readonly string[],
+): Promise<Map<string, VersionedFile>> {
+  const out = new Map<string, VersionedFile>();
+  for (let i = 0; i < paths.length; i += UPSERT_BATCH * 5) {
+    const rows = await q.query(
+      `select path, hash, size, mode, mtime_ms, version from workspace_file
+       where run_id = $1 and path = any($2::text[])`,
+      [runId, paths.slice(i, i + UPSERT_BATCH * 5)],
+    );
+    for (const r of rows) out.set(String(r.path), { ...toFile(r), version: Number(r.version) });
+  }
+  return out;
+}
+
+/**
+ * Writes `upserts` and removes `deletes` at `version` (the locked head plus one) and
+ * moves the head there. Call inside the transaction that ran {@link lockManifest}.
+ */
+export async function applyManifestChange(
+  tx: Queryable,
+  change: {
+    runId: string;
+    nodeId: string;
+    version: number;
+    upserts: ManifestFile[];
+    deletes: string[];
+  },
+): Promise<void> {
+  if (change.deletes.length > 0) {
+    await tx.execute('delete from workspace_file where run_id = $1 and path = any($2::text[])', [
+      change.runId,
+      change.deletes,
+    ]);
+  }
+  for (let i = 0; i < change.upserts.length; i += UPSERT_BATCH) {
+    const batch = change.upserts.slice(i, i + UPSERT_BATCH);
+    await tx.execute(
+      `insert into workspace_file (run_id, path, hash, size, mode, mtime_ms, version)
+       select $1, f.path, f.hash, f.size, f.mode, f.mtime_ms, $7
+       from unnest($2::text[], $3::text[], $4::int8[], $5::int4[], $6::int8[])
+         as f(path, hash, size, mode, mtime_ms)
+       on conflict (run_id, path) do update set hash = excluded.hash, size = excluded.size,
+         mode = excluded.mode, mtime_ms = excluded.mtime_ms, version = excluded.version`,
+      [
+        change.runId,
+        batch.map((f) => f.path),
+        batch.map((f) => f.hash),
+        batch.map((f) => f.size),
+        batch.map((f) => f.mode),
+        batch.map((f) => Math.trunc(f.mtimeMs)),
+        change.version,
+      ],
+    );
+  }
+  await tx.execute(
+    `update workspace_manifest set version = $2, updated_by_node = $3, updated_at = now()
+     where run_id = $1`,
+    [change.runId, change.version, change.nodeId],
+  );
+}
+
+/**
  * Commits a change in one transaction and returns the new version: either every row
- * changes and the version moves, or nothing does.
+ * changes and the version moves, or nothing does. With `expectedVersion`, a manifest
+ * that moved on meanwhile refuses the commit with `conflict`. Workspace sync commits
+ * through its own fenced merge; this plain form serves tests and tools.
  */
 export async function commitManifestChange(db: Db, change: ManifestChange): Promise<number> {
   return db.transaction(async (tx) => {
-    await tx.execute(
-      `insert into workspace_manifest (run_id) values ($1) on conflict (run_id) do nothing`,
-      [change.runId],
-    );
-    const locked = await tx.query<{ version: number }>(
-      'select version from workspace_manifest where run_id = $1 for update',
-      [change.runId],
-    );
-    const current = Number(locked[0]!.version);
+    const current = (await lockManifest(tx, change.runId)).version;
     if (change.expectedVersion !== undefined && change.expectedVersion !== current) {
       throw new StoreError(
         'conflict',
@@ -102,39 +189,40 @@ export async function commitManifestChange(db: Db, change: ManifestChange): Prom
       );
     }
     const version = current + 1;
-    if (change.deletes.length > 0) {
-      await tx.execute('delete from workspace_file where run_id = $1 and path = any($2::text[])', [
-        change.runId,
-        change.deletes,
-      ]);
-    }
-    for (let i = 0; i < change.upserts.length; i += UPSERT_BATCH) {
-      const batch = change.upserts.slice(i, i + UPSERT_BATCH);
-      await tx.execute(
-        `insert into workspace_file (run_id, path, hash, size, mode, mtime_ms, version)
-         select $1, f.path, f.hash, f.size, f.mode, f.mtime_ms, $7
-         from unnest($2::text[], $3::text[], $4::int8[], $5::int4[], $6::int8[])
-           as f(path, hash, size, mode, mtime_ms)
-         on conflict (run_id, path) do update set hash = excluded.hash, size = excluded.size,
-           mode = excluded.mode, mtime_ms = excluded.mtime_ms, version = excluded.version`,
-        [
-          change.runId,
-          batch.map((f) => f.path),
-          batch.map((f) => f.hash),
-          batch.map((f) => f.size),
-          batch.map((f) => f.mode),
-          batch.map((f) => Math.trunc(f.mtimeMs)),
-          version,
-        ],
-      );
-    }
-    await tx.execute(
-      `update workspace_manifest set version = $2, updated_by_node = $3, updated_at = now()
-       where run_id = $1`,
-      [change.runId, version, change.nodeId],
-    );
+    await applyManifestChange(tx, { ...change, version });
     return version;
   });
+}
+
+/**
+ * The manifest head and the workspace's holder in one round trip: what a node reads
+ * before every action to learn whether its copy is current and whether it still holds
+ * the workspace.
+ */
+export async function getWorkspaceHead(
+  q: Queryable,
+  runId: string,
+): Promise<{
+  version: number;
+  updatedByNode: string | null;
+  holder: { nodeId: string | null; generation: number } | null;
+}> {
+  const rows = await q.query(
+    `select m.version, m.updated_by_node, w.node_id, w.generation
+     from (select $1::text as run_id) k
+     left join workspace_manifest m on m.run_id = k.run_id
+     left join workbench_workspace w on w.run_id = k.run_id and w.status = 'provisioned'`,
+    [runId],
+  );
+  const r = rows[0] ?? {};
+  return {
+    version: r.version === null || r.version === undefined ? 0 : Number(r.version),
+    updatedByNode: textOrNull(r.updated_by_node),
+    holder:
+      r.generation === null || r.generation === undefined
+        ? null
+        : { nodeId: textOrNull(r.node_id), generation: Number(r.generation) },
+  };
 }
 
 /** The content hashes a run's manifest still refers to. */
@@ -148,6 +236,7 @@ export async function listManifestHashes(q: Queryable, runId: string): Promise<s
 
 /** Removes a run's manifest entirely (run deletion). */
 export async function deleteManifest(q: Queryable, runId: string): Promise<void> {
+  await q.execute('delete from workspace_file_conflict where run_id = $1', [runId]);
   await q.execute('delete from workspace_file where run_id = $1', [runId]);
   await q.execute('delete from workspace_manifest where run_id = $1', [runId]);
 }

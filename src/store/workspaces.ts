@@ -10,7 +10,8 @@ export type WorkspaceStatus = 'provisioned' | 'released' | 'deleted';
 
 /**
  * Why a workspace was released: the run ended (`run_<status>`), its replica was lost
- * to a takeover (`node_lost`), or cleanup found it orphaned.
+ * to a takeover (`node_lost`), its replica drained and handed it off (`handed_off`),
+ * or cleanup found it orphaned.
  */
 export type ReleasedReason =
   | 'run_succeeded'
@@ -18,6 +19,7 @@ export type ReleasedReason =
   | 'run_cancelled'
   | 'run_abandoned'
   | 'node_lost'
+  | 'handed_off'
   | 'run_deleted'
   | 'orphaned';
 
@@ -29,14 +31,19 @@ export interface Workspace {
   nodeId: string | null;
   ownerUserId: string;
   status: WorkspaceStatus;
+  /**
+   * The fencing token: each successor row of a run holds a higher generation than the
+   * row it replaced, and only the live row's node at its generation is the holder.
+   */
+  generation: number;
   releasedReason: ReleasedReason | null;
   createdAt: Date;
   updatedAt: Date;
   releasedAt: Date | null;
 }
 
-const COLUMNS = `id, run_id, node_id, owner_user_id, status, released_reason, created_at,
-  updated_at, released_at`;
+const COLUMNS = `id, run_id, node_id, owner_user_id, status, generation, released_reason,
+  created_at, updated_at, released_at`;
 
 function toWorkspace(r: Record<string, unknown>): Workspace {
   return {
@@ -45,6 +52,7 @@ function toWorkspace(r: Record<string, unknown>): Workspace {
     nodeId: textOrNull(r.node_id),
     ownerUserId: String(r.owner_user_id),
     status: r.status as WorkspaceStatus,
+    generation: Number(r.generation),
     releasedReason: textOrNull(r.released_reason) as ReleasedReason | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
@@ -74,19 +82,22 @@ export async function getWorkspace(q: Queryable, id: string): Promise<Workspace 
 }
 
 /**
- * Makes `nodeId`'s row for the run live. A released row of the same node and run is
- * brought back rather than duplicated (its id is derived from both). Another live row
- * for the run makes this a `conflict`: release it first, in the same transaction.
+ * Makes `nodeId`'s row for the run live, at a generation above every earlier row of
+ * the run. A released row of the same node and run is brought back rather than
+ * duplicated (its id is derived from both). Another live row for the run makes this a
+ * `conflict`: release it first, in the same transaction.
  */
 export async function provisionWorkspace(
   q: Queryable,
   ws: { runId: string; nodeId: string; ownerUserId: string },
 ): Promise<Workspace> {
   const rows = await q.query(
-    `insert into workbench_workspace (id, run_id, node_id, owner_user_id)
-     values ($1, $2, $3, $4)
+    `insert into workbench_workspace (id, run_id, node_id, owner_user_id, generation)
+     values ($1, $2, $3, $4,
+       (select coalesce(max(generation), 0) + 1 from workbench_workspace where run_id = $2))
      on conflict (id) do update set status = 'provisioned', released_reason = null,
-       released_at = null, updated_at = now(), owner_user_id = excluded.owner_user_id
+       released_at = null, updated_at = now(), owner_user_id = excluded.owner_user_id,
+       generation = excluded.generation
      where workbench_workspace.status = 'released'
      returning ${COLUMNS}`,
     [workspaceIdFor(ws.runId, ws.nodeId), ws.runId, ws.nodeId, ws.ownerUserId],
@@ -127,6 +138,61 @@ export async function releaseWorkspace(
     [id, reason],
   );
   return n > 0;
+}
+
+/**
+ * Releases the live row `id` only while `nodeId` holds it at `generation`: a draining
+ * node hands a workspace off this way and never releases one a successor now holds.
+ */
+export async function releaseHeldWorkspace(
+  q: Queryable,
+  held: { id: string; nodeId: string; generation: number },
+  reason: ReleasedReason,
+): Promise<Workspace | null> {
+  const rows = await q.query(
+    `update workbench_workspace set status = 'released', released_reason = $4,
+       released_at = now(), updated_at = now()
+     where id = $1 and node_id = $2 and generation = $3 and status = 'provisioned'
+     returning ${COLUMNS}`,
+    [held.id, held.nodeId, held.generation, reason],
+  );
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+/** Who holds a run's workspace now: the live row's node and generation. */
+export interface WorkspaceHolder {
+  workspaceId: string;
+  nodeId: string | null;
+  generation: number;
+  ownerUserId: string;
+}
+
+/**
+ * The run's live holder, or null when no row is live or the run is deleted. Reads
+ * with `for share` when `lock` is set, so a commit checking its fence keeps the
+ * holder from changing until it ends.
+ */
+export async function getWorkspaceHolder(
+  q: Queryable,
+  runId: string,
+  opts: { lock?: boolean } = {},
+): Promise<WorkspaceHolder | null> {
+  const rows = await q.query(
+    `select w.id, w.node_id, w.generation, w.owner_user_id from workbench_workspace w
+     join run r on r.id = w.run_id
+     where w.run_id = $1 and w.status = 'provisioned' and r.deleted_at is null
+     ${opts.lock ? 'for share of w' : ''}`,
+    [runId],
+  );
+  const r = rows[0];
+  return r
+    ? {
+        workspaceId: String(r.id),
+        nodeId: textOrNull(r.node_id),
+        generation: Number(r.generation),
+        ownerUserId: String(r.owner_user_id),
+      }
+    : null;
 }
 
 /** Releases the run's live workspace, if any, returning it as it was before. */

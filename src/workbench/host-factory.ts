@@ -101,6 +101,7 @@ export async function createWorkbenchHost(
     files: { maxReadBytes: MAX_READ_BYTES, maxWriteBytes: MAX_WRITE_BYTES },
     objects: deps.objects ?? createObjectStore(objectStoreSettings(config)),
     queue: config.queue,
+    handoffWaitMs: config.queue.handoffWaitMs,
     idleTtlMs: config.hydratedIdleTtlMs,
     cleanupIntervalMs: config.cleanupIntervalMs,
     exec: {

@@ -1,5 +1,3 @@
-import { chown, mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   type Authority,
   checkActionAuthority,
@@ -7,6 +5,7 @@ import {
   type Envelope,
   environmentFailure,
   evaluateEnvironment,
+  isNodeStopping,
   okResult,
   parseEnvelope,
   resultFromError,
@@ -14,33 +13,34 @@ import {
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { CommandQueue, type ExecuteContext, type ExecutionResult } from '../queue/index.js';
+import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
 import {
   type Command,
   type Db,
   getRun,
   isTerminalRunStatus,
+  listLiveWorkspacesForNode,
   type Run,
   StoreError,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
 import { startSweeper } from './cleanup-sweeper.js';
-import {
-  type ExecDeps,
-  type ExecPayload,
-  type ExecRequest,
-  execPayload,
-  prepareExec,
-  runInSandbox,
-} from './exec-action.js';
+import { executeCommand } from './command-executor.js';
+import { type ExecDeps, type ExecPayload, execPayload, prepareExec } from './exec-action.js';
 import { type FetchLimits, runFetch } from './fetch-action.js';
 import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './file-actions.js';
 import { promoteArtifact } from './promote-artifact.js';
 import { RunLocks } from './run-locks.js';
 import { WarmCache } from './warm-cache.js';
-import { ensureWorkspace } from './workspace-lifecycle.js';
-import { reconcileWorkspace, syncWorkspace, type WorkspaceSyncDeps } from './workspace-sync.js';
+import { nodeStoppingRefusal, WorkspaceAccess } from './workspace-access.js';
+import type { WorkspaceSyncDeps } from './workspace-sync.js';
+
+/** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
+export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
+
+/** How often a draining node looks for workspaces it can hand off, ms. */
+const HANDOFF_POLL_MS = 100;
 
 /** Everything the workbench host is built from. */
 export interface WorkbenchHostDeps {
@@ -59,8 +59,23 @@ export interface WorkbenchHostDeps {
   files: { maxReadBytes: number; maxWriteBytes: number };
   exec: ExecDeps;
   fetch: FetchLimits;
-  /** The durable command queue's settings (`MEMQL_WORKER_CONCURRENCY`, lease, poll). */
-  queue: { concurrency: number; leaseMs: number; pollIntervalMs: number; metrics?: CommandMetrics };
+  /**
+   * The durable command queue's settings (`MEMQL_WORKER_CONCURRENCY`, lease, poll, and
+   * `MEMQL_NODE_LIVENESS_MS`: how long a silent node still counts as holding its
+   * workspaces).
+   */
+  queue: {
+    concurrency: number;
+    leaseMs: number;
+    pollIntervalMs: number;
+    livenessMs?: number;
+    metrics?: CommandMetrics;
+  };
+  /**
+   * `MEMQL_HANDOFF_WAIT_MS`: how long a call waits for a draining node to hand the
+   * run's workspace over before answering `unavailable`. Default 30000.
+   */
+  handoffWaitMs?: number;
   /** `MEMQL_HYDRATED_IDLE_TTL_MS`: how long a warm copy is kept after its last use; 0 disables reuse. */
   idleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
@@ -97,9 +112,14 @@ function translate(err: unknown): unknown {
  *
  * Durability: the manifest in Postgres plus the bytes in the object store are the
  * workspace; the directory is a warm copy, reconciled before every action (cheaply
- * when this node wrote the latest version) and synced after every mutating one.
- * `exec` goes through the durable command queue; its executor runs on this node's
- * worker. Operations on one run are serialized on a node.
+ * when this node wrote the latest version) and synced after every mutating one, as
+ * the workspace's holder (`workspace-access.ts`). `exec` goes through the durable
+ * command queue; its executor runs on the holder's worker. Operations on one run are
+ * serialized on a node.
+ *
+ * Lifecycle: `serving -> draining -> stopped`. Draining claims nothing new, lets
+ * running commands finish, and hands each workspace off as soon as nothing of this
+ * node uses it; other nodes wait for the handoff rather than take over.
  */
 export class WorkbenchHost {
   /** The node's side of the shared command queue. */
@@ -107,11 +127,14 @@ export class WorkbenchHost {
   /** The warm copies this node holds. */
   readonly warm: WarmCache;
   private readonly locks = new RunLocks();
-  private readonly sync: WorkspaceSyncDeps;
+  private readonly access: WorkspaceAccess;
   private stopSweeper: (() => Promise<void>) | null = null;
+  private lifecycleState: 'serving' | 'draining' | 'stopped' = 'serving';
+  private handoffs: Promise<void> | null = null;
+  private handoffWake: (() => void) | null = null;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
-    this.sync = {
+    const sync: WorkspaceSyncDeps = {
       db: deps.db,
       objects: deps.objects,
       log: deps.log,
@@ -123,14 +146,39 @@ export class WorkbenchHost {
       clock: () => Date.now(),
       log: deps.log,
     });
+    const livenessMs = deps.queue.livenessMs ?? DEFAULT_LIVENESS_MS;
+    this.access = new WorkspaceAccess({
+      db: deps.db,
+      nodeId: deps.nodeId,
+      workbenchRoot: deps.workbenchRoot,
+      ...(deps.fileOwner ? { fileOwner: deps.fileOwner } : {}),
+      livenessMs,
+      handoffWaitMs: deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
+      sync,
+      warm: this.warm,
+      locks: this.locks,
+      draining: () => this.lifecycleState !== 'serving',
+      log: deps.log,
+    });
     this.queue = new CommandQueue({
       db: deps.db,
       nodeId: deps.nodeId,
       concurrency: deps.queue.concurrency,
       leaseMs: deps.queue.leaseMs,
       pollIntervalMs: deps.queue.pollIntervalMs,
+      livenessMs,
       ...(deps.queue.metrics ? { metrics: deps.queue.metrics } : {}),
-      execute: (command, ctx) => this.executeCommand(command, ctx),
+      execute: (command, ctx) =>
+        executeCommand(
+          {
+            access: this.access,
+            exec: deps.exec,
+            resolveRun: (runId) => this.resolveRun(runId),
+            log: deps.log,
+          },
+          command,
+          ctx,
+        ),
       log: deps.log,
     });
   }
@@ -155,11 +203,73 @@ export class WorkbenchHost {
     );
   }
 
-  /** Stops taking commands, lets running ones finish within `graceMs`, stops the sweep. */
+  /**
+   * Starts draining: no new claims, and each workspace this node holds is handed off
+   * once no command or action of this node uses it. Other nodes wait for the handoff
+   * instead of taking the workspace over. Idempotent.
+   */
+  async drain(): Promise<void> {
+    if (this.lifecycleState !== 'serving') return;
+    this.lifecycleState = 'draining';
+    this.deps.log.info('workbench draining: handing workspaces off as they go idle');
+    await this.queue.drain();
+    this.handoffs = this.handOffLoop();
+  }
+
+  /**
+   * Stops: drains first if it has not, lets running commands finish within `graceMs`
+   * and ends the rest as `node_stopping`, hands every workspace it still holds off,
+   * stops the sweep.
+   */
   async stop(graceMs = 10_000): Promise<void> {
+    await this.drain();
     await this.stopSweeper?.();
     this.stopSweeper = null;
     await this.queue.stop({ graceMs });
+    this.lifecycleState = 'stopped';
+    this.handoffWake?.();
+    await this.handoffs;
+    await this.handOffIdle().catch((err: unknown) =>
+      this.deps.log.warn(
+        { err: (err as Error).message },
+        'handoff at stop failed: the workspaces fall to takeover once this node is gone',
+      ),
+    );
+  }
+
+  /** Hands off every held workspace nothing of this node uses; returns how many are left. */
+  private async handOffIdle(): Promise<number> {
+    const held = await listLiveWorkspacesForNode(this.deps.db, this.deps.nodeId);
+    let left = 0;
+    for (const ws of held) {
+      if (!this.queue.idleFor(ws.runId) || this.locks.busy(ws.runId)) {
+        left += 1;
+        continue;
+      }
+      await this.access.handOff(ws.runId);
+    }
+    return left;
+  }
+
+  /** While draining, hands workspaces off as they go idle (woken as work ends). */
+  private async handOffLoop(): Promise<void> {
+    while (this.lifecycleState === 'draining') {
+      try {
+        await this.handOffIdle();
+      } catch (err) {
+        this.deps.log.warn({ err: (err as Error).message }, 'handoff pass failed; retrying');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, HANDOFF_POLL_MS);
+        timer.unref();
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.handoffWake = done;
+      });
+      this.handoffWake = null;
+    }
   }
 
   async handleDispatch(
@@ -197,6 +307,7 @@ export class WorkbenchHost {
     return execPayload(command);
   }
 
+  /** The run of a call or command; refuses a missing or ended one. */
   private async resolveRun(runId: string): Promise<Run> {
     const run = await getRun(this.deps.db, runId);
     if (run === null) {
@@ -226,19 +337,8 @@ export class WorkbenchHost {
         `unavailable: ${envelope.action} is not available on this node yet`,
       );
     }
-    // Checked before provisioning, which makes the directory.
-    await this.forgetIfGone(run.id, join(this.deps.workbenchRoot, run.id));
-    const ws = await ensureWorkspace(
-      {
-        db: this.deps.db,
-        nodeId: this.deps.nodeId,
-        workbenchRoot: this.deps.workbenchRoot,
-        log: this.deps.log,
-        ...(this.deps.fileOwner ? { dirOwner: this.deps.fileOwner } : {}),
-      },
-      run,
-    );
-    if (ws.decision !== 'adopt') this.warm.invalidate(run.id);
+    if (this.lifecycleState !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
+    const ws = await this.access.ensure(run, 'call');
     if (exec) {
       this.start();
       const { command } = await this.queue.enqueue({
@@ -250,106 +350,62 @@ export class WorkbenchHost {
         request: { ...exec.request },
         timeoutMs: exec.timeoutMs,
       });
-      const cancel = () => void this.queue.cancel(command.id);
-      options.signal?.addEventListener('abort', cancel, { once: true });
-      try {
-        const done = await this.queue.waitForTerminal(command.id, {
-          ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-        });
-        return execPayload(done);
-      } finally {
-        options.signal?.removeEventListener('abort', cancel);
-      }
+      return this.awaitCommand(command.id, options);
     }
     const files: FileContext = {
       root: ws.dir,
       ...this.deps.files,
       ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
     };
+    const use = <T>(mutating: boolean, work: () => Promise<T>) =>
+      this.access.use(run.id, { purpose: 'call', mutating, resolveRun: async () => run }, work);
     switch (envelope.action) {
       case 'fs_read':
-        return this.withWorkspace(run.id, ws.dir, false, () => fsRead(files, envelope.args));
+        return use(false, () => fsRead(files, envelope.args));
       case 'fs_list':
-        return this.withWorkspace(run.id, ws.dir, false, () => fsList(files, envelope.args));
+        return use(false, () => fsList(files, envelope.args));
       case 'fs_write':
-        return this.withWorkspace(run.id, ws.dir, true, () => fsWrite(files, envelope.args));
+        return use(true, () => fsWrite(files, envelope.args));
       case 'fs_delete':
-        return this.withWorkspace(run.id, ws.dir, true, () => fsDelete(files, envelope.args));
+        return use(true, () => fsDelete(files, envelope.args));
       case 'fetch':
-        return this.withWorkspace(run.id, ws.dir, true, () =>
-          runFetch(files, this.deps.fetch, envelope.args, options.signal),
-        );
+        return use(true, () => runFetch(files, this.deps.fetch, envelope.args, options.signal));
       case 'promote_artifact':
-        return this.withWorkspace(run.id, ws.dir, false, () =>
-          promoteArtifact(this.deps, files, run, envelope.args),
-        );
+        return use(false, () => promoteArtifact(this.deps, files, run, envelope.args));
       default:
         throw new WorkbenchError('internal', `internal: unhandled action ${envelope.action}`);
     }
   }
 
   /**
-   * Runs `work` on a run's directory made current: under the run's lock, reconciled
-   * with the manifest first, and (when `mutating` and the work succeeded) synced back
-   * after. A sync failure is the caller's error and leaves the previous durable state.
+   * Waits for a queued command's end and answers it. The caller's abort cancels the
+   * command; the node stopping does not (the command is left to run, here or on the
+   * workspace's next holder), and the call then answers how to find the outcome.
    */
-  private withWorkspace<T>(
-    runId: string,
-    dir: string,
-    mutating: boolean,
-    work: () => Promise<T>,
-  ): Promise<T> {
-    return this.locks.run(runId, async () => {
-      this.warm.begin(runId);
-      try {
-        await this.forgetIfGone(runId, dir);
-        await mkdir(dir, { recursive: true });
-        if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
-        const known = this.warm.get(runId);
-        const current = await reconcileWorkspace(this.sync, {
-          runId,
-          dir,
-          nodeId: this.deps.nodeId,
-          lastSyncedVersion: known?.version,
-          lastSyncedBy: known?.updatedByNode ?? null,
-        });
-        this.warm.set(runId, current.version, current.updatedByNode);
-        const result = await work();
-        if (mutating) {
-          const synced = await syncWorkspace(this.sync, { runId, dir, nodeId: this.deps.nodeId });
-          if (synced.dirMatchesVersion) this.warm.set(runId, synced.version, synced.updatedByNode);
-          else this.warm.invalidate(runId);
-        }
-        return result;
-      } finally {
-        await this.warm.end(runId);
+  private async awaitCommand(commandId: string, options: DispatchOptions): Promise<ExecPayload> {
+    const stopped = new AbortController();
+    const onAbort = () => {
+      if (isNodeStopping(options.signal?.reason)) stopped.abort();
+      else void this.queue.cancel(commandId);
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const done = await this.queue.waitForTerminal(commandId, {
+        signal: stopped.signal,
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      });
+      return execPayload(done);
+    } catch (err) {
+      if (stopped.signal.aborted || this.queue.lifecycle === 'stopped') {
+        throw new WorkbenchError(
+          'unavailable',
+          `unavailable: node "${this.deps.nodeId}" stopped while command ${commandId} was queued or running; its outcome is recorded when it ends (on this or another replica). Read it with GET /v1/commands/${commandId}, or repeat the call with the same callId`,
+          { commandId, reason: 'node_stopping' },
+        );
       }
-    });
-  }
-
-  /**
-   * A directory removed behind the cache's back (by hand, by a run's end) no longer
-   * matches what the cache knew of it: forget that, so the next reconcile is in full.
-   */
-  private async forgetIfGone(runId: string, dir: string): Promise<void> {
-    const exists = await stat(dir).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) this.warm.invalidate(runId);
-  }
-
-  /** The queue's executor: one claimed command, in its made-current workspace. */
-  private executeCommand(command: Command, ctx: ExecuteContext): Promise<ExecutionResult> {
-    const dir = join(this.deps.workbenchRoot, command.runId);
-    return this.withWorkspace(command.runId, dir, true, () =>
-      runInSandbox(
-        this.deps.exec,
-        dir,
-        command.request as unknown as ExecRequest,
-        command.timeoutMs,
-        ctx,
-      ),
-    );
+      throw err;
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
   }
 }

@@ -6,6 +6,11 @@
 export class RunLocks {
   private readonly tails = new Map<string, Promise<unknown>>();
 
+  /** True while an operation on `runId` runs or waits. */
+  busy(runId: string): boolean {
+    return this.tails.has(runId);
+  }
+
   /** Runs `work` once every earlier operation on `runId` has finished. */
   run<T>(runId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(runId) ?? Promise.resolve();

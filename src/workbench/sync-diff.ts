@@ -89,8 +89,13 @@ function toEntry(local: LocalFile, hash: string): ManifestFile {
   };
 }
 
-function byPath(files: readonly ManifestFile[]): Map<string, ManifestFile> {
-  return new Map(files.map((f) => [f.path, f]));
+/** A manifest as a list of entries, or already keyed by path. */
+export type ManifestEntries = readonly ManifestFile[] | ReadonlyMap<string, ManifestFile>;
+
+function byPath(files: ManifestEntries): ReadonlyMap<string, ManifestFile> {
+  return Array.isArray(files)
+    ? new Map((files as readonly ManifestFile[]).map((f) => [f.path, f]))
+    : (files as ReadonlyMap<string, ManifestFile>);
 }
 
 /** What to commit after a command: the outcome of {@link planSync}. */
@@ -105,8 +110,8 @@ export interface SyncPlan {
   deletes: string[];
 }
 
-/** Compares a local scan with the manifest it is to be committed over. */
-export function planSync(manifest: readonly ManifestFile[], local: readonly LocalFile[]): SyncPlan {
+/** Compares a local scan with the manifest it was reconciled from (the sync's base). */
+export function planSync(manifest: ManifestEntries, local: readonly LocalFile[]): SyncPlan {
   const entries = byPath(manifest);
   const plan: SyncPlan = { unchanged: [], needHash: [], upserts: [], deletes: [] };
   const seen = new Set<string>();
@@ -117,7 +122,7 @@ export function planSync(manifest: readonly ManifestFile[], local: readonly Loca
     else if (c.kind === 'unknown') plan.needHash.push(file);
     else plan.upserts.push(toEntry(file, c.hash));
   }
-  for (const entry of manifest) if (!seen.has(entry.path)) plan.deletes.push(entry.path);
+  for (const path of entries.keys()) if (!seen.has(path)) plan.deletes.push(path);
   return plan;
 }
 
@@ -135,10 +140,11 @@ export interface BlobUpload {
  * before the commit that names them); the caller may still find others there.
  */
 export function planUploads(
-  manifest: readonly ManifestFile[],
+  manifest: ManifestEntries,
   upserts: readonly ManifestFile[],
 ): BlobUpload[] {
-  const known = new Set(manifest.map((f) => f.hash));
+  const known = new Set<string>();
+  for (const f of byPath(manifest).values()) known.add(f.hash);
   const uploads = new Map<string, BlobUpload>();
   for (const f of upserts) {
     if (known.has(f.hash) || uploads.has(f.hash)) continue;

@@ -1,6 +1,7 @@
 /**
  * The warm cache: which run directories this node holds hydrated, the manifest
- * version each was last synced to or hydrated from, and when each was last used.
+ * snapshot each was last reconciled or synced to (the base of its next sync), the
+ * workspace generation it was held at, and when each was last used.
  * In memory only; after a restart every directory counts as unknown, and the first
  * reconcile of a run compares it in full.
  *
@@ -15,25 +16,22 @@
  * Per-run state: unknown (no entry) -> tracked (entry, maybe with a version) ->
  * evicted (no entry, directory removed).
  *
- * One command, as the host drives it:
+ * One action, as the host drives it (under the run's lock):
  *
  * ```ts
  * cache.begin(runId);
  * const known = cache.get(runId);
- * const r = await reconcileWorkspace(deps, {
- *   runId, dir, nodeId,
- *   lastSyncedVersion: known?.version, lastSyncedBy: known?.updatedByNode,
- * });
- * cache.set(runId, r.version, r.updatedByNode);
- * // ... run the command ...
- * const s = await syncWorkspace(deps, { runId, dir, nodeId });
- * if (s.dirMatchesVersion) cache.set(runId, s.version, s.updatedByNode);
+ * const r = await reconcileWorkspace(deps, { runId, dir, nodeId, base: known?.base });
+ * cache.set(runId, r.base, generation);
+ * // ... run the action ...
+ * const s = await syncWorkspace(deps, { runId, dir, nodeId, generation, base: r.base });
+ * if (s.base) cache.set(runId, s.base, generation);
  * else cache.invalidate(runId);
  * await cache.end(runId); // in a finally
  * ```
  *
- * When the sync throws, leave the entry as it is: the command's changes stay in the
- * directory, the next reconcile is still cheap, and the next sync uploads them.
+ * When the sync throws, leave the entry as it is: the action's changes stay in the
+ * directory, the base is still what the manifest holds, and the next sync commits them.
  *
  * @module
  */
@@ -41,13 +39,14 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../telemetry/logger.js';
+import type { BaseSnapshot } from './workspace-sync.js';
 
 /** What the cache knows of one run's directory. */
 export interface WarmState {
-  /** The manifest version the directory matches. */
-  version: number;
-  /** The node that had committed that version (pass to reconcile as `lastSyncedBy`). */
-  updatedByNode: string | null;
+  /** The manifest snapshot the directory matches. */
+  base: BaseSnapshot;
+  /** The workspace generation this node held when it made the directory match. */
+  generation: number;
   /** Last use, milliseconds on the cache's clock. */
   lastUsedMs: number;
 }
@@ -64,8 +63,8 @@ export interface WarmCacheOptions {
 }
 
 interface Entry {
-  version: number | undefined;
-  updatedByNode: string | null;
+  base: BaseSnapshot | undefined;
+  generation: number;
   lastUsedMs: number;
   /** Commands currently holding the directory. */
   inUse: number;
@@ -89,7 +88,7 @@ export class WarmCache {
   private entry(runId: string): Entry {
     let e = this.entries.get(runId);
     if (e === undefined) {
-      e = { version: undefined, updatedByNode: null, lastUsedMs: this.options.clock(), inUse: 0 };
+      e = { base: undefined, generation: 0, lastUsedMs: this.options.clock(), inUse: 0 };
       this.entries.set(runId, e);
     }
     return e;
@@ -100,30 +99,32 @@ export class WarmCache {
     this.entry(runId).lastUsedMs = this.options.clock();
   }
 
-  /** The version the directory is known to match, or undefined when unknown. */
+  /** What the directory is known to match, or undefined when unknown. */
   get(runId: string): WarmState | undefined {
     const e = this.entries.get(runId);
-    if (e?.version === undefined) return undefined;
-    return { version: e.version, updatedByNode: e.updatedByNode, lastUsedMs: e.lastUsedMs };
+    if (e?.base === undefined) return undefined;
+    return { base: e.base, generation: e.generation, lastUsedMs: e.lastUsedMs };
   }
 
   /**
-   * Records that the directory matches `version` (after a hydrate, a reconcile, or a
-   * sync whose result says `dirMatchesVersion`), and touches it.
+   * Records that the directory matches `base`, made while this node held the
+   * workspace at `generation` (after a reconcile, or a sync whose result carries a
+   * base), and touches it.
    */
-  set(runId: string, version: number, updatedByNode: string | null): void {
+  set(runId: string, base: BaseSnapshot, generation: number): void {
     const e = this.entry(runId);
-    e.version = version;
-    e.updatedByNode = updatedByNode;
+    e.base = base;
+    e.generation = generation;
     e.lastUsedMs = this.options.clock();
   }
 
   /**
-   * Forgets the version while keeping the directory tracked: the next reconcile
-   * compares it in full. For a sync whose result says `dirMatchesVersion: false`.
+   * Forgets the snapshot while keeping the directory tracked: the next reconcile
+   * compares it in full. For a sync whose result says `dirMatchesVersion: false`, and
+   * for a workspace this node took over or lost.
    */
   invalidate(runId: string): void {
-    this.entry(runId).version = undefined;
+    this.entry(runId).base = undefined;
   }
 
   /** A command starts using the directory: it is not evicted as idle until {@link end}. */

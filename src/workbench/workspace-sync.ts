@@ -4,13 +4,15 @@
  * store (`runs/<runId>/blobs/<sha256>`, see `sync-blobs.ts`); a node's directory is a
  * warm cache of it.
  *
- * - {@link syncWorkspace}, after each mutating action: scan, hash what the quick check
- *   cannot vouch for, upload content the store lacks, then commit the manifest change
- *   in one transaction. Uploads come first and the commit last, so a failure anywhere
- *   leaves the durable copy as it was.
- * - {@link hydrateWorkspace}, for a fresh or evicted directory: download every file.
- * - {@link reconcileWorkspace}, before each command: one head query when nobody else
+ * - {@link reconcileWorkspace}, before each action: one head query when nobody else
  *   has committed since this node last synced; otherwise make the directory match.
+ *   Either way it returns the {@link BaseSnapshot} the directory now matches.
+ * - {@link syncWorkspace}, after each mutating action: scan, diff against that base
+ *   (what this action changed, never what others committed meanwhile), hash what the
+ *   quick check cannot vouch for, upload content the store lacks, then commit the
+ *   change as a fenced three-way merge onto the head (`sync-commit.ts`). Uploads come
+ *   first and the commit last, so a failure anywhere leaves the durable copy as it was.
+ * - {@link hydrateWorkspace}, for a fresh or evicted directory: download every file.
  *
  * What is durable, and the quick check, are described in `sync-diff.ts`.
  * Failures of Postgres or the object store are thrown as
@@ -24,15 +26,15 @@ import { chown, mkdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ObjectStore } from '../objects/index.js';
 import {
-  commitManifestChange,
   type Db,
   getManifest,
-  getManifestHead,
+  getWorkspaceHead,
   type Manifest,
-  StoreError,
+  type ManifestFile,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { blobKey, type FileHasher, sha256WorkspaceFile, uploadBlob } from './sync-blobs.js';
+import { commitChanges } from './sync-commit.js';
 import {
   decideReconcile,
   type LocalFile,
@@ -47,6 +49,7 @@ import {
   type MaterializeTarget,
   removeEntries,
 } from './sync-materialize.js';
+import type { LocalChange } from './sync-merge.js';
 import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './sync-pool.js';
 import { scanWorkspace } from './sync-scan.js';
 
@@ -70,6 +73,32 @@ export interface WorkspaceSyncDeps {
   tempDir?: string;
   /** Reads and hashes a file. Default {@link sha256WorkspaceFile}; tests wrap it to watch reads. */
   hashFile?: FileHasher;
+}
+
+/**
+ * The manifest version a directory was reconciled from, with its entries: the base of
+ * the next sync's three-way merge. Held in the warm cache beside the directory.
+ */
+export interface BaseSnapshot {
+  version: number;
+  /** The node that had committed `version`. */
+  updatedByNode: string | null;
+  /** The entries at `version`, by path. */
+  files: Map<string, ManifestFile>;
+}
+
+/** The snapshot of a manifest read in full. */
+export function snapshotOf(manifest: Manifest): BaseSnapshot {
+  return {
+    version: manifest.version,
+    updatedByNode: manifest.updatedByNode,
+    files: new Map(manifest.files.map((f) => [f.path, f])),
+  };
+}
+
+/** The snapshot of a run with no commit yet: version 0, no files. */
+export function emptySnapshot(): BaseSnapshot {
+  return { version: 0, updatedByNode: null, files: new Map() };
 }
 
 /** Which run's directory to act on. */
@@ -100,11 +129,26 @@ export interface SyncResult {
   /** Local entries that are not durable (links, sockets, fifos, devices), left out. */
   skipped: number;
   /**
-   * False when another node committed meanwhile and this change was applied on top
-   * of its version: the durable copy then holds files this directory lacks, so the
-   * caller must not record `version` as the directory's; the next reconcile is full.
+   * False when another node committed since the base and this change was merged onto
+   * its version: the durable copy then holds files this directory lacks, so the caller
+   * must not keep `base`; the next reconcile is full.
    */
   dirMatchesVersion: boolean;
+  /** Paths both sides changed; the loser of each is recorded (see `sync-merge.ts`). */
+  conflicts: number;
+  /** False when this node no longer held the workspace at its generation (fenced). */
+  holder: boolean;
+  /** The snapshot the directory matches now, when `dirMatchesVersion`. */
+  base: BaseSnapshot | null;
+}
+
+/** What a sync commits from, and under which generation. */
+export interface SyncTarget extends WorkspaceTarget {
+  nodeId: string;
+  /** The generation this node holds the workspace at (the fencing token). */
+  generation: number;
+  /** What the directory was reconciled from (from {@link reconcileWorkspace}). */
+  base: BaseSnapshot;
 }
 
 /** What {@link hydrateWorkspace} did. */
@@ -131,6 +175,8 @@ export interface ReconcileResult {
   kept: number;
   /** Local files read to compare their content. */
   hashed: number;
+  /** The snapshot the directory matches now. */
+  base: BaseSnapshot;
 }
 
 /** Sync attempts when files change under the read that uploads them. */
@@ -165,21 +211,17 @@ function withHashes(local: readonly LocalFile[], hashed: readonly LocalFile[]): 
   return local.map((f) => byPath.get(f.path) ?? f);
 }
 
-async function syncOnce(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget & { nodeId: string },
-): Promise<SyncResult> {
-  const { runId, dir, nodeId } = target;
-  const manifest = await getManifest(deps.db, runId);
+async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<SyncResult> {
+  const { runId, dir, nodeId, base } = target;
   const scan = await scanWorkspace(dir);
   if (!scan.exists) {
-    // Committing an empty scan would delete every durable file of the run.
+    // Committing an empty scan would delete every file of the run.
     throw new Error(`workspace directory ${dir} of run "${runId}" is missing; nothing to sync`);
   }
-  const first = planSync(manifest.files, scan.files);
+  const first = planSync(base.files, scan.files);
   const hashed = await hashAll(deps, target, first.needHash);
-  const plan = planSync(manifest.files, withHashes(scan.files, hashed));
-  const uploads = planUploads(manifest.files, plan.upserts);
+  const plan = planSync(base.files, withHashes(scan.files, hashed));
+  const uploads = planUploads(base.files, plan.upserts);
 
   const { concurrency } = settings(deps, target);
   const realRoot = uploads.length > 0 ? await realpath(dir) : dir;
@@ -194,8 +236,8 @@ async function syncOnce(
   const put = sent.filter((n): n is number => n !== null);
 
   const result: SyncResult = {
-    version: manifest.version,
-    updatedByNode: manifest.updatedByNode,
+    version: base.version,
+    updatedByNode: base.updatedByNode,
     uploaded: put.length,
     bytesUploaded: put.reduce((sum, n) => sum + n, 0),
     changed: plan.upserts.length,
@@ -204,50 +246,68 @@ async function syncOnce(
     hashed: first.needHash.length,
     skipped: scan.others.length,
     dirMatchesVersion: true,
+    conflicts: 0,
+    holder: true,
+    base,
   };
   if (plan.upserts.length === 0 && plan.deletes.length === 0) return result;
 
-  const change = { runId, nodeId, upserts: plan.upserts, deletes: plan.deletes };
-  try {
-    result.version = await commitManifestChange(deps.db, {
-      ...change,
-      expectedVersion: manifest.version,
-    });
-  } catch (err) {
-    if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    // Another node committed since the scan's base. Apply this node's changes, which
-    // were computed against that base, on top of its version: per path, the later
-    // writer wins; paths this node did not touch keep the other node's content.
-    const head = await getManifestHead(deps.db, runId);
+  const changes: LocalChange[] = [
+    ...plan.upserts.map((entry) => ({
+      path: entry.path,
+      entry,
+      base: base.files.get(entry.path) ?? null,
+    })),
+    ...plan.deletes.map((path) => ({ path, entry: null, base: base.files.get(path) ?? null })),
+  ];
+  const commit = await commitChanges(deps.db, {
+    runId,
+    nodeId,
+    generation: target.generation,
+    baseVersion: base.version,
+    changes,
+  });
+  result.version = commit.version;
+  result.updatedByNode = nodeId;
+  result.conflicts = commit.plan.conflicts.length;
+  result.holder = commit.holder;
+  if (commit.headMoved) {
     deps.log.warn(
       {
         runId,
-        baseVersion: manifest.version,
-        headVersion: head.version,
-        otherNode: head.updatedByNode,
+        nodeId,
+        generation: target.generation,
+        holder: commit.holder,
+        baseVersion: base.version,
+        version: commit.version,
+        conflicts: commit.plan.conflicts.length,
       },
-      'workspace manifest moved during sync; applying this change on top of it',
+      'workspace manifest moved since this copy was reconciled: merged this change onto it',
     );
-    result.version = await commitManifestChange(deps.db, {
-      ...change,
-      expectedVersion: head.version,
-    });
     result.dirMatchesVersion = false;
+    result.base = null;
+    return result;
   }
-  result.updatedByNode = nodeId;
+  // Nobody else committed: the directory is exactly the new version.
+  for (const entry of commit.plan.upserts) base.files.set(entry.path, entry);
+  for (const path of commit.plan.deletes) base.files.delete(path);
+  base.version = commit.version;
+  base.updatedByNode = nodeId;
   return result;
 }
 
 /**
- * Makes the durable copy match the directory: uploads new content, then commits
- * manifest upserts and deletes in one transaction against the version the scan was
- * based on. Commits nothing when nothing changed. A file that changes while it is
- * being uploaded restarts the sync once. Throws `WorkbenchError('unavailable')` when
- * Postgres or the object store fails; the manifest is then unchanged.
+ * Commits what changed in the directory since `target.base`: uploads new content,
+ * then merges the changes onto the manifest head in one fenced transaction. Commits
+ * nothing when nothing changed. A file that changes while it is being uploaded
+ * restarts the sync once. On success with `dirMatchesVersion`, `target.base` is
+ * updated in place to the new version. Throws `WorkbenchError('unavailable')` when
+ * Postgres or the object store fails, and `run_ended` when the workspace was
+ * released meanwhile; the manifest is then unchanged.
  */
 export async function syncWorkspace(
   deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget & { nodeId: string },
+  target: SyncTarget,
 ): Promise<SyncResult> {
   try {
     for (let attempt = 1; ; attempt++) {
@@ -333,6 +393,7 @@ async function reconcileFull(
     version: manifest.version,
     updatedByNode: manifest.updatedByNode,
     mode: 'full',
+    base: snapshotOf(manifest),
     downloaded: counts.files,
     bytesDownloaded: counts.bytes,
     removed,
@@ -342,29 +403,37 @@ async function reconcileFull(
 }
 
 /**
- * Brings the directory up to the durable copy before a command. When the manifest
- * head is the version this node last synced or hydrated (`lastSyncedVersion`, and
- * `lastSyncedBy`, the node that had committed it, defaulting to this node), that one
- * query is all. Otherwise the directory is scanned and made to match: files with
- * other content, or missing, are downloaded; local files, links and other entries
- * the manifest lacks are removed (links are removed, never followed); matching
- * files are not touched. Empty directories are left alone. A missing directory is
- * created and filled, as by {@link hydrateWorkspace}.
+ * Brings the directory up to the durable copy before an action. When the manifest
+ * head is the version of `base` (what this node last reconciled or synced, committed
+ * by the same node), that one query is all. Otherwise the directory is scanned and
+ * made to match: files with other content, or missing, are downloaded; local files,
+ * links and other entries the manifest lacks are removed (links are removed, never
+ * followed); matching files are not touched. Empty directories are left alone. A
+ * missing directory is created and filled, as by {@link hydrateWorkspace}. `head`,
+ * when the caller has just read it, saves the query.
  */
 export async function reconcileWorkspace(
   deps: WorkspaceSyncDeps,
   target: WorkspaceTarget & {
     nodeId: string;
-    lastSyncedVersion: number | undefined;
-    lastSyncedBy?: string | null;
+    base: BaseSnapshot | undefined;
+    head?: { version: number; updatedByNode: string | null };
   },
 ): Promise<ReconcileResult> {
   try {
-    const head = await getManifestHead(deps.db, target.runId);
-    if (decideReconcile(head, target) === 'current') {
+    const head = target.head ?? (await getWorkspaceHead(deps.db, target.runId));
+    const known = target.base;
+    const decision = decideReconcile(head, {
+      nodeId: target.nodeId,
+      lastSyncedVersion: known?.version,
+      lastSyncedBy: known?.updatedByNode ?? null,
+    });
+    if (known !== undefined && decision === 'current') {
       return {
-        ...head,
+        version: head.version,
+        updatedByNode: head.updatedByNode,
         mode: 'current',
+        base: known,
         downloaded: 0,
         bytesDownloaded: 0,
         removed: 0,
@@ -374,7 +443,8 @@ export async function reconcileWorkspace(
     }
     const manifest = await getManifest(deps.db, target.runId);
     const result = await reconcileFull(deps, target, manifest);
-    deps.log.info({ runId: target.runId, ...result }, 'workspace reconciled');
+    const { base: _base, ...logged } = result;
+    deps.log.info({ runId: target.runId, ...logged }, 'workspace reconciled');
     return result;
   } catch (err) {
     throw translateSyncError(err, 'reconcile', target.runId);

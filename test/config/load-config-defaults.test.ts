@@ -16,7 +16,13 @@ const DEFAULTS: Config = {
   workerPeersRaw: '',
   hydratedIdleTtlMs: 900_000,
   cleanupIntervalMs: 300_000,
-  queue: { concurrency: 4, leaseMs: 30_000, pollIntervalMs: 1_000 },
+  queue: {
+    concurrency: 4,
+    leaseMs: 30_000,
+    pollIntervalMs: 1_000,
+    livenessMs: 10_000,
+    handoffWaitMs: 30_000,
+  },
   exec: {
     defaultTimeoutMs: 120_000,
     maxTimeoutMs: 3_600_000,

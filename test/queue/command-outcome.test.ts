@@ -78,10 +78,35 @@ const cases: {
   },
   { name: 'lease lost: record nothing', end: result(), reason: 'lease_lost', want: null },
   {
-    name: 'shutdown, killed: record nothing',
-    end: result({ cancelled: true }),
+    name: 'shutdown, killed: node_stopping, with what it printed',
+    end: result({ cancelled: true, exitCode: null, signal: 'SIGKILL' }),
     reason: 'shutdown',
-    want: null,
+    want: {
+      status: 'failed',
+      errorCode: 'node_stopping',
+      errorCategory: 'shutdown',
+      signal: 'SIGKILL',
+    },
+  },
+  {
+    name: 'shutdown, executor gave up: node_stopping',
+    end: thrown(new Error('gone')),
+    reason: 'shutdown',
+    want: { status: 'failed', errorCode: 'node_stopping', errorCategory: 'shutdown' },
+  },
+  {
+    name: 'ran, but its files could not be kept: the real exit beside the sync code',
+    end: result({
+      exitCode: 0,
+      filesNotSaved: { errorCode: 'run_ended', reason: 'run_ended' },
+    }),
+    reason: null,
+    want: {
+      status: 'failed',
+      exitCode: 0,
+      errorCode: 'run_ended',
+      errorCategory: 'files_not_saved',
+    },
   },
   {
     name: 'shutdown, but it finished first: record it',

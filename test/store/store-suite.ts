@@ -28,9 +28,11 @@ import {
   migrate,
   provisionWorkspace,
   recoverStaleCommands,
+  registerWorker,
   releaseLiveWorkspace,
   releaseWorkspace,
   requestCommandCancel,
+  setWorkerStatus,
   workspaceIdFor,
 } from '../../src/store/index.js';
 
@@ -300,46 +302,84 @@ export function storeSuite(t: Test, db: Db): void {
     t.same([...got].sort(), [...ids].sort());
   });
 
-  t.test(
-    "commands: a node claims its own workspace's commands, others only when left behind",
-    async (t) => {
-      while (await claimNextCommand(db, 'drain', 60_000)) {}
-      const run = await newRun(db);
-      const ws = await provisionWorkspace(db, {
-        runId: run.id,
-        nodeId: 'node-a',
-        ownerUserId: 'user-a',
-      });
-      const { command } = await enqueueCommand(db, {
-        id: uid('cmd'),
-        runId: run.id,
-        workspaceId: ws.id,
-        ownerUserId: 'user-a',
-        timeoutMs: 1000,
-        request: {},
-      });
-      const patient = { nodeId: 'node-b', leftBehindMs: 60_000 };
-      t.equal(await claimNextCommand(db, 'b', 60_000, patient), null, 'not for node-b yet');
-      const impatient = { nodeId: 'node-b', leftBehindMs: 0 };
-      await new Promise((r) => setTimeout(r, 5));
-      const taken = await claimNextCommand(db, 'b', 60_000, impatient);
-      t.equal(taken?.id, command.id, 'left behind long enough, any node takes it');
+  t.test("commands: a live holder's commands are its own; a gone holder's anyone's", async (t) => {
+    while (await claimNextCommand(db, 'drain', 60_000)) {}
+    const run = await newRun(db);
+    const ws = await provisionWorkspace(db, {
+      runId: run.id,
+      nodeId: 'node-a',
+      ownerUserId: 'user-a',
+    });
+    await registerWorker(db, { leaseOwner: 'node-a/w1', nodeId: 'node-a' });
+    const queue = async () =>
+      (
+        await enqueueCommand(db, {
+          id: uid('cmd'),
+          runId: run.id,
+          workspaceId: ws.id,
+          ownerUserId: 'user-a',
+          timeoutMs: 1000,
+          request: {},
+        })
+      ).command;
+    const onB = { nodeId: 'node-b', livenessMs: 60_000 };
+    const first = await queue();
+    t.equal(await claimNextCommand(db, 'b', 60_000, onB), null, 'node-a is live: not for node-b');
+    await setWorkerStatus(db, 'node-a/w1', 'draining');
+    t.equal(await claimNextCommand(db, 'b', 60_000, onB), null, 'nor while node-a drains');
+    const own = await claimNextCommand(db, 'a', 60_000, { nodeId: 'node-a', livenessMs: 60_000 });
+    t.equal(own?.id, first.id, "the workspace's own node takes it at once");
 
-      const { command: second } = await enqueueCommand(db, {
-        id: uid('cmd'),
-        runId: run.id,
-        workspaceId: ws.id,
-        ownerUserId: 'user-a',
-        timeoutMs: 1000,
-        request: {},
-      });
-      const own = await claimNextCommand(db, 'a', 60_000, {
-        nodeId: 'node-a',
-        leftBehindMs: 60_000,
-      });
-      t.equal(own?.id, second.id, "the workspace's own node takes it at once");
-    },
-  );
+    const second = await queue();
+    await setWorkerStatus(db, 'node-a/w1', 'stopped');
+    t.equal(
+      (await claimNextCommand(db, 'b', 60_000, onB))?.id,
+      second.id,
+      'node-a stopped: its workspace is up for a fenced takeover, so node-b claims',
+    );
+
+    const third = await queue();
+    await registerWorker(db, { leaseOwner: 'node-a/w2', nodeId: 'node-a' });
+    t.equal(await claimNextCommand(db, 'b', 60_000, onB), null, 'node-a is back');
+    t.equal(
+      (await claimNextCommand(db, 'b', 60_000, { nodeId: 'node-b', livenessMs: 0 }))?.id,
+      third.id,
+      'a heartbeat older than the liveness window counts as gone',
+    );
+  });
+
+  t.test('commands: a worker that is gone loses its running commands', async (t) => {
+    while (await claimNextCommand(db, 'drain', 60_000)) {}
+    const run = await newRun(db);
+    const enqueue = async () =>
+      (
+        await enqueueCommand(db, {
+          id: uid('cmd'),
+          runId: run.id,
+          ownerUserId: 'user-a',
+          timeoutMs: 1000,
+          request: {},
+        })
+      ).command;
+    await registerWorker(db, { leaseOwner: 'live-w', nodeId: 'node-l' });
+    await registerWorker(db, { leaseOwner: 'dead-w', nodeId: 'node-d' });
+    const a = await enqueue();
+    t.equal((await claimNextCommand(db, 'live-w', 600_000))?.id, a.id);
+    const b = await enqueue();
+    t.equal((await claimNextCommand(db, 'dead-w', 600_000))?.id, b.id);
+    // Earlier tests left commands running under owners with no worker row: look at
+    // this run's only.
+    const mine = <T extends { runId: string }>(rows: T[]) => rows.filter((c) => c.runId === run.id);
+    const none = await recoverStaleCommands(db, new Date(), { livenessMs: 60_000 });
+    t.same(mine(none), [], 'both workers live, both leases current');
+    await setWorkerStatus(db, 'dead-w', 'stopped');
+    const lost = mine(await recoverStaleCommands(db, new Date(), { livenessMs: 60_000 }));
+    t.same(
+      lost.map((c) => [c.id, c.status, c.errorCode, c.errorCategory]),
+      [[b.id, 'failed', 'command_lost', 'recovered_stale']],
+    );
+    t.equal((await getCommand(db, a.id))?.status, 'running', "the live worker's command runs on");
+  });
 
   t.test('commands: stale recovery is a compare-and-set', async (t) => {
     while (await claimNextCommand(db, 'drain', 60_000)) {}

@@ -21,10 +21,25 @@ import { dirname, join } from 'node:path';
 import pino from 'pino';
 import type { Test } from 'tap';
 import type { ObjectStore } from '../../src/objects/index.js';
-import { createRun, type Db, getManifest, type Manifest, openDb } from '../../src/store/index.js';
+import {
+  createRun,
+  type Db,
+  getLiveWorkspace,
+  getManifest,
+  type Manifest,
+  openDb,
+  provisionWorkspace,
+  releaseLiveWorkspace,
+} from '../../src/store/index.js';
 import type { Logger } from '../../src/telemetry/logger.js';
 import { sha256WorkspaceFile, type WorkspaceFileRef } from '../../src/workbench/sync-blobs.js';
-import type { WorkspaceSyncDeps } from '../../src/workbench/workspace-sync.js';
+import {
+  type BaseSnapshot,
+  type SyncResult,
+  snapshotOf,
+  syncWorkspace,
+  type WorkspaceSyncDeps,
+} from '../../src/workbench/workspace-sync.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 export const silentLog: Logger = pino({ level: 'silent' });
@@ -173,4 +188,67 @@ export async function manifestView(
   const files: Record<string, [string, number, number]> = {};
   for (const f of m.files) files[f.path] = [f.hash, f.size, f.mode];
   return { version: m.version, by: m.updatedByNode, files };
+}
+
+/** What the host remembers of one node's copy: its base, per object store (one durable copy). */
+const bases = new WeakMap<ObjectStore, Map<string, BaseSnapshot>>();
+
+function copyKey(runId: string, dir: string, nodeId: string): string {
+  return `${runId}\n${dir}\n${nodeId}`;
+}
+
+/**
+ * Makes `nodeId` the run's holder (taking the workspace over from another node, as a
+ * routed call does) and returns its generation.
+ */
+export async function holdWorkspace(db: Db, runId: string, nodeId: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    const live = await getLiveWorkspace(tx, runId);
+    if (live?.nodeId === nodeId) return live.generation;
+    if (live) await releaseLiveWorkspace(tx, runId, 'node_lost');
+    const ws = await provisionWorkspace(tx, { runId, nodeId, ownerUserId: 'owner-1' });
+    return ws.generation;
+  });
+}
+
+/**
+ * The base a test copy was last reconciled or synced to, or (when it has none) the
+ * manifest as it stands: a copy the test wrote itself from nothing, or hydrated.
+ */
+export async function baseOf(
+  deps: WorkspaceSyncDeps,
+  target: { runId: string; dir: string; nodeId: string },
+): Promise<BaseSnapshot> {
+  const known = bases.get(deps.objects)?.get(copyKey(target.runId, target.dir, target.nodeId));
+  return known ?? snapshotOf(await getManifest(deps.db, target.runId));
+}
+
+/** Remembers what a test copy matches now (after a reconcile). */
+export function rememberBase(
+  deps: WorkspaceSyncDeps,
+  target: { runId: string; dir: string; nodeId: string },
+  base: BaseSnapshot,
+): void {
+  let map = bases.get(deps.objects);
+  if (!map) {
+    map = new Map();
+    bases.set(deps.objects, map);
+  }
+  map.set(copyKey(target.runId, target.dir, target.nodeId), base);
+}
+
+/**
+ * Syncs a test copy the way the host does: as the holder, from the copy's base,
+ * keeping the new base for the next sync.
+ */
+export async function syncAs(
+  deps: WorkspaceSyncDeps,
+  target: { runId: string; dir: string; nodeId: string },
+): Promise<SyncResult> {
+  const generation = await holdWorkspace(deps.db, target.runId, target.nodeId);
+  const base = await baseOf(deps, target);
+  const result = await syncWorkspace(deps, { ...target, generation, base });
+  if (result.base) rememberBase(deps, target, result.base);
+  else bases.get(deps.objects)?.delete(copyKey(target.runId, target.dir, target.nodeId));
+  return result;
 }

@@ -20,12 +20,9 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { getBytes, type ObjectStore } from '../../src/objects/index.js';
 import type { Db } from '../../src/store/index.js';
+import { hydrateWorkspace, reconcileWorkspace } from '../../src/workbench/workspace-sync.js';
 import {
-  hydrateWorkspace,
-  reconcileWorkspace,
-  syncWorkspace,
-} from '../../src/workbench/workspace-sync.js';
-import {
+  baseOf,
   filesOf,
   freshRoot,
   listKeys,
@@ -33,6 +30,7 @@ import {
   newRun,
   readTree,
   sha256,
+  syncAs,
   syncDeps,
   writeTree,
 } from './sync-fixtures.js';
@@ -73,7 +71,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     });
     await mkdir(join(dir, 'an-empty-dir'));
 
-    const first = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const first = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(first, {
       version: 1,
       updatedByNode: 'node-a',
@@ -107,7 +105,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     );
     t.same(await getBytes(objects, `runs/${runId}/blobs/${sha256(binary)}`), binary);
 
-    const again = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const again = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(again, { version: 1, changed: 0, uploaded: 0, hashed: 0, unchanged: 7, deleted: 0 });
     t.equal(deps.hasher.seen.length, 7, 'the second sync read no file');
   });
@@ -117,12 +115,12 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     const files: Record<string, string> = {};
     for (let i = 0; i < 40; i++) files[`f-${i}.txt`] = `content of file ${i}`;
     await writeTree(dir, files);
-    await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     const before = await manifestView(db, runId);
     deps.hasher.seen.length = 0;
 
     await writeFile(join(dir, 'f-17.txt'), 'a longer, different content');
-    const edited = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const edited = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(edited, { version: 2, changed: 1, uploaded: 1, hashed: 1, unchanged: 39 });
     t.same(deps.hasher.seen, ['f-17.txt']);
     t.equal((await listKeys(objects, `runs/${runId}/blobs/`)).length, 41);
@@ -134,7 +132,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     const st = await lstat(f3);
     await writeFile(f3, 'CONTENT OF FILE 3');
     await utimes(f3, st.atimeMs / 1000, st.mtimeMs / 1000);
-    const quick = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const quick = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(quick, { version: 2, changed: 0, hashed: 0, uploaded: 0, unchanged: 40 });
     t.same(deps.hasher.seen, []);
     t.same((await manifestView(db, runId)).files['f-3.txt'], before.files['f-3.txt']);
@@ -142,13 +140,13 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     // A new mtime with the same content is read, and recorded without an upload.
     const f5 = join(dir, 'f-5.txt');
     await utimes(f5, new Date(), new Date(Date.now() + 5000));
-    const touched = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const touched = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(touched, { version: 3, changed: 1, hashed: 1, uploaded: 0 });
     t.same(deps.hasher.seen, ['f-5.txt']);
 
     // A new mode alone is recorded without reading the file.
     await chmod(join(dir, 'f-6.txt'), 0o700);
-    const moded = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const moded = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(moded, { version: 4, changed: 1, hashed: 0, uploaded: 0 });
     t.same((await manifestView(db, runId)).files['f-6.txt'], [
       sha256('content of file 6'),
@@ -162,9 +160,9 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     async (t) => {
       const { objects, runId, dir, deps } = await setup(t);
       await writeTree(dir, { keep: 'kept', 'dir/gone': 'going away' });
-      await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+      await syncAs(deps, { runId, dir, nodeId: 'node-a' });
       await rm(join(dir, 'dir'), { recursive: true });
-      const deleted = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+      const deleted = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
       t.match(deleted, { version: 2, deleted: 1, changed: 0, unchanged: 1 });
       t.same(Object.keys((await manifestView(db, runId)).files), ['keep']);
 
@@ -172,7 +170,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
       // that content again is found there by head() and not uploaded.
       t.ok(await objects.head(`runs/${runId}/blobs/${sha256('going away')}`));
       await writeTree(dir, { back: 'going away', 'copy-of-keep': 'kept' });
-      const back = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+      const back = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
       t.match(back, { version: 3, changed: 2, uploaded: 0, hashed: 2 });
     },
   );
@@ -190,7 +188,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     });
     await mkdir(join(dir, 'empty-dir'));
     await symlink('run.sh', join(dir, 'link-to-run'));
-    const synced = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const synced = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.equal(synced.skipped, 1, 'the link is skipped');
     const before = await readTree(dir);
 
@@ -212,14 +210,14 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     t.same(await readdir(join(root, '.memql-sync-tmp')), [], 'no download left behind');
 
     deps.hasher.seen.length = 0;
-    const resync = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const resync = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(resync, { version: 1, changed: 0, hashed: 0, uploaded: 0, unchanged: 6 });
   });
 
   t.test('reconcile brings a directory up to another node and removes stale entries', async (t) => {
     const { runId, root, dir: dirA, deps } = await setup(t);
     await writeTree(dirA, { 'a.txt': 'one', 'b.txt': 'two', 'old/c.txt': 'three' });
-    const v1 = await syncWorkspace(deps, { runId, dir: dirA, nodeId: 'node-a' });
+    const v1 = await syncAs(deps, { runId, dir: dirA, nodeId: 'node-a' });
 
     // Node B takes over: hydrates, changes things, syncs.
     const dirB = join(root, 'node-b-copy');
@@ -227,7 +225,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     await writeFile(join(dirB, 'a.txt'), 'one, edited on b');
     await rm(join(dirB, 'old'), { recursive: true });
     await writeTree(dirB, { 'new/deep/d.txt': { content: 'four', mode: 0o755 } });
-    const v2 = await syncWorkspace(deps, { runId, dir: dirB, nodeId: 'node-b' });
+    const v2 = await syncAs(deps, { runId, dir: dirB, nodeId: 'node-b' });
     t.equal(v2.version, 2);
 
     // Meanwhile A's directory picked up entries the manifest never had.
@@ -237,11 +235,13 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     await symlink(join(outside, 'precious.txt'), join(dirA, 'link-out'));
     await symlink(outside, join(dirA, 'dir-link-out'));
 
+    const baseA = await baseOf(deps, { runId, dir: dirA, nodeId: 'node-a' });
+    t.equal(baseA.version, v1.version, "A's copy is at the version it synced");
     const current = await reconcileWorkspace(deps, {
       runId,
       dir: dirA,
       nodeId: 'node-a',
-      lastSyncedVersion: v1.version,
+      base: baseA,
     });
     t.match(current, { version: 2, updatedByNode: 'node-b', mode: 'full', downloaded: 2, kept: 1 });
     t.equal(current.removed, 5, 'old/c.txt, both scratch files and both links');
@@ -256,18 +256,18 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
       runId,
       dir: dirA,
       nodeId: 'node-a',
-      lastSyncedVersion: current.version,
-      lastSyncedBy: current.updatedByNode,
+      base: current.base,
     });
     t.match(cheap, { version: 2, mode: 'current', downloaded: 0, removed: 0 });
+    t.equal(cheap.base, current.base, 'the same snapshot, not read again');
     t.ok((await readTree(dirA))['left-alone.txt']);
 
-    // Without lastSyncedBy the version must have been this node's own commit.
+    // A base at the head's version but committed by another node is not trusted.
     const notMine = await reconcileWorkspace(deps, {
       runId,
       dir: dirA,
       nodeId: 'node-a',
-      lastSyncedVersion: 2,
+      base: { ...current.base, updatedByNode: 'node-a' },
     });
     t.match(notMine, { mode: 'full', removed: 1 });
   });
@@ -283,7 +283,7 @@ export function workspaceSyncSuite(t: Test, env: SyncSuiteEnv): void {
     await symlink('real.txt', join(dir, 'link-in'));
     execFileSync('mkfifo', [join(dir, 'a-fifo')]);
 
-    const r = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    const r = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     t.match(r, { changed: 2, skipped: 5, uploaded: 2 });
     t.same(deps.hasher.seen.sort(), ['real.txt', 'sub/x.txt']);
     t.same(Object.keys((await manifestView(db, runId)).files), ['real.txt', 'sub/x.txt']);

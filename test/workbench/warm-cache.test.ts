@@ -2,7 +2,15 @@ import { access, mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { WarmCache } from '../../src/workbench/warm-cache.js';
+import type { BaseSnapshot } from '../../src/workbench/workspace-sync.js';
 import { freshRoot, writeTree } from './sync-fixtures.js';
+
+/** A base snapshot at `version`, with no files. */
+const at = (version: number, by: string | null = 'node-a'): BaseSnapshot => ({
+  version,
+  updatedByNode: by,
+  files: new Map(),
+});
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
@@ -29,22 +37,24 @@ t.test('get, set and invalidate', async (t) => {
   const { cache, setNow } = await cacheWith(t, 60_000, ['r1']);
   t.equal(cache.get('r1'), undefined, 'unknown until set');
   setNow(2_000);
-  cache.set('r1', 4, 'node-a');
-  t.same(cache.get('r1'), { version: 4, updatedByNode: 'node-a', lastUsedMs: 2_000 });
+  const base = at(4);
+  cache.set('r1', base, 2);
+  t.same(cache.get('r1'), { base, generation: 2, lastUsedMs: 2_000 });
+  t.equal(cache.get('r1')?.base, base, 'the snapshot itself, not a copy');
   setNow(3_000);
   cache.touch('r1');
   t.equal(cache.get('r1')?.lastUsedMs, 3_000);
   cache.invalidate('r1');
-  t.equal(cache.get('r1'), undefined, 'the version is forgotten');
+  t.equal(cache.get('r1'), undefined, 'the snapshot is forgotten');
   t.same(cache.tracked(), ['r1'], 'the directory is still tracked');
 });
 
 t.test('evictIdle removes directories idle past the TTL, and only those', async (t) => {
   const { root, cache, setNow } = await cacheWith(t, 1_000, ['old', 'recent']);
   setNow(0);
-  cache.set('old', 1, 'node-a');
+  cache.set('old', at(1), 1);
   setNow(500);
-  cache.set('recent', 1, 'node-a');
+  cache.set('recent', at(1), 1);
 
   t.same(await cache.evictIdle(1_000), [], 'exactly the TTL is not past it');
   t.same(await cache.evictIdle(1_001), ['old']);
@@ -72,7 +82,7 @@ t.test('a directory held by a command is not evicted as idle', async (t) => {
 t.test('TTL 0 disables reuse: the directory goes when its command ends', async (t) => {
   const { root, cache } = await cacheWith(t, 0, ['r']);
   cache.begin('r');
-  cache.set('r', 3, 'node-a');
+  cache.set('r', at(3), 1);
   t.same(await cache.evictIdle(), [], 'not while the command runs');
   t.equal(await cache.end('r'), true);
   t.notOk(await exists(join(root, 'r')));
@@ -85,7 +95,7 @@ t.test('evict removes the directory without following links out of it', async (t
   await mkdir(outside);
   await writeTree(outside, { 'keep.txt': 'keep' });
   await symlink(outside, join(root, 'r', 'link'));
-  cache.set('r', 1, null);
+  cache.set('r', at(1, null), 1);
   await cache.evict('r');
   t.notOk(await exists(join(root, 'r')));
   t.equal(await readFile(join(outside, 'keep.txt'), 'utf8'), 'keep');

@@ -16,17 +16,30 @@ import {
   syncWorkspace,
 } from '../../src/workbench/workspace-sync.js';
 import {
+  baseOf,
   filesOf,
   freshRoot,
+  holdWorkspace,
   listKeys,
   manifestView,
   newRun,
   openTestDb,
   readTree,
   sha256,
+  syncAs,
   syncDeps,
   writeTree,
 } from './sync-fixtures.js';
+
+/** The sync target of node-a's copy, as the host would pass it. */
+async function asNodeA(deps: Parameters<typeof baseOf>[0], runId: string, dir: string) {
+  const target = { runId, dir, nodeId: 'node-a' };
+  return {
+    ...target,
+    generation: await holdWorkspace(deps.db, runId, 'node-a'),
+    base: await baseOf(deps, target),
+  };
+}
 
 const { db, url } = await openTestDb(t);
 
@@ -52,7 +65,7 @@ async function setup(t: Test) {
   const dir = join(root, runId);
   await writeTree(dir, { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
   const deps = syncDeps(db, objects);
-  await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   return { objects, runId, root, dir, deps };
 }
 
@@ -70,14 +83,14 @@ t.test('an object store failure mid-upload commits nothing; the retry finishes',
 
   objects.putsLeft = 3;
   objects.puts = 0;
-  const failed = syncWorkspace({ ...deps, concurrency: 1 }, { runId, dir, nodeId: 'node-a' });
+  const failed = syncWorkspace({ ...deps, concurrency: 1 }, await asNodeA(deps, runId, dir));
   await t.rejects(failed, unavailable(runId, 'object_store'));
   await t.rejects(failed, /object store failed.*durable copy is unchanged/);
   t.equal(objects.puts, 3, 'three blobs went up before the failure');
   t.same(await manifestView(db, runId), before, 'same version, same rows');
 
   objects.putsLeft = Number.POSITIVE_INFINITY;
-  const retried = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const retried = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   t.match(
     retried,
     { version: 2, changed: 10, uploaded: 7 },
@@ -96,7 +109,7 @@ t.test('a database failure before the commit leaves the manifest as it was', asy
   const doomedDeps = syncDeps(doomed, objects);
   doomedDeps.hasher.beforeNext = () => doomed.close();
   await t.rejects(
-    syncWorkspace(doomedDeps, { runId, dir, nodeId: 'node-a' }),
+    syncWorkspace(doomedDeps, await asNodeA(deps, runId, dir)),
     unavailable(runId, 'database'),
   );
   t.same(await manifestView(db, runId), before);
@@ -104,10 +117,10 @@ t.test('a database failure before the commit leaves the manifest as it was', asy
     await objects.head(`runs/${runId}/blobs/${sha256('a, changed before the database went away')}`),
     'the upload came first and is harmless: nothing names it',
   );
-  t.match(await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' }), { version: 2, uploaded: 0 });
+  t.match(await syncAs(deps, { runId, dir, nodeId: 'node-a' }), { version: 2, uploaded: 0 });
 });
 
-t.test('a commit that lost to another node is applied on top of it, once', async (t) => {
+t.test('a copy taken over while it synced merges its own changes onto the head', async (t) => {
   const { runId, root, dir, deps } = await setup(t);
   const dirB = join(root, 'b');
   await hydrateWorkspace(deps, { runId, dir: dirB });
@@ -116,14 +129,14 @@ t.test('a commit that lost to another node is applied on top of it, once', async
 
   // Node B commits after A has read the manifest and while A hashes.
   deps.hasher.beforeNext = async () => {
-    const b = await syncWorkspace(syncDeps(db, deps.objects), {
+    const b = await syncAs(syncDeps(db, deps.objects), {
       runId,
       dir: dirB,
       nodeId: 'node-b',
     });
     t.equal(b.version, 2);
   };
-  const merged = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const merged = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   t.match(merged, { version: 3, updatedByNode: 'node-a', dirMatchesVersion: false });
   t.same((await manifestView(db, runId)).files, {
     'a.txt': [sha256('a from node a'), 13, 0o644],
@@ -134,12 +147,7 @@ t.test('a commit that lost to another node is applied on top of it, once', async
   });
 
   // The directory lacks B's files, so the caller reconciles in full.
-  const r = await reconcileWorkspace(deps, {
-    runId,
-    dir,
-    nodeId: 'node-a',
-    lastSyncedVersion: undefined,
-  });
+  const r = await reconcileWorkspace(deps, { runId, dir, nodeId: 'node-a', base: undefined });
   t.match(r, { mode: 'full', version: 3, downloaded: 2 });
   t.same(Object.keys(filesOf(await readTree(dir))), [
     'a.txt',
@@ -176,18 +184,19 @@ function racingDb(inner: Db, runId: string): Db {
   };
 }
 
-t.test('losing the retry too is manifest_conflict, and only the winner is committed', async (t) => {
+t.test('commits racing in from another writer are kept beside this one', async (t) => {
   const { objects, runId, dir } = await setup(t);
-  await writeTree(dir, { 'a.txt': 'a, losing twice' });
+  await writeTree(dir, { 'a.txt': 'a, written while others commit' });
   const deps = syncDeps(racingDb(db, runId), objects);
-  await t.rejects(
-    syncWorkspace(deps, { runId, dir, nodeId: 'node-a' }),
-    unavailable(runId, 'manifest_conflict'),
-  );
+  const r = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
+  t.match(r, { dirMatchesVersion: false, conflicts: 0, holder: true });
   const after = await manifestView(db, runId);
-  t.equal(after.version, 3, 'two commits of the other node');
-  t.equal(after.by, 'node-z');
-  t.same(after.files['a.txt'], [sha256('a'), 1, 0o644]);
+  t.equal(after.by, 'node-a', 'this commit came last');
+  t.same(after.files['a.txt'], [sha256('a, written while others commit'), 30, 0o644]);
+  const others = Object.keys(after.files).filter((p) => p.startsWith('z-'));
+  t.ok(others.length >= 1, `the other writer's files are all still there (${others})`);
+  t.same(others, ['z-2'], 'the other writer committed while this sync ran');
+  t.equal(after.version, 3, 'one version per commit, none lost');
 });
 
 t.test('a file that changes between hashing and upload is synced again', async (t) => {
@@ -203,10 +212,7 @@ t.test('a file that changes between hashing and upload is synced again', async (
     }
     return hash;
   };
-  const r = await syncWorkspace(
-    { ...deps, hashFile: racingHasher },
-    { runId, dir, nodeId: 'node-a' },
-  );
+  const r = await syncAs({ ...deps, hashFile: racingHasher }, { runId, dir, nodeId: 'node-a' });
   t.match(r, { version: 2, changed: 1, uploaded: 1 });
   t.same((await manifestView(db, runId)).files['a.txt'], [sha256('version 2'), 9, 0o644]);
   t.equal(await objects.head(`runs/${runId}/blobs/${sha256('version 1')}`), null, 'no stale blob');
@@ -221,7 +227,7 @@ t.test('a file that changes between hashing and upload is synced again', async (
   };
   await writeFile(target, 'version 3x');
   await t.rejects(
-    syncWorkspace({ ...deps, hashFile: alwaysChanging }, { runId, dir, nodeId: 'node-a' }),
+    syncWorkspace({ ...deps, hashFile: alwaysChanging }, await asNodeA(deps, runId, dir)),
     unavailable(runId, 'files_changing'),
   );
   t.same(await manifestView(db, runId), before);

@@ -2,7 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { FsObjectStore } from '../../src/objects/index.js';
-import { hydrateWorkspace, syncWorkspace } from '../../src/workbench/workspace-sync.js';
+import { hydrateWorkspace } from '../../src/workbench/workspace-sync.js';
 import {
   filesOf,
   freshRoot,
@@ -11,6 +11,7 @@ import {
   newRun,
   openTestDb,
   readTree,
+  syncAs,
   syncDeps,
   writeTree,
 } from './sync-fixtures.js';
@@ -30,9 +31,9 @@ t.test('a missing directory is refused, not synced as empty', async (t) => {
   const runId = await newRun(db);
   const dir = join(await freshRoot(t), runId);
   await writeTree(dir, { 'a.txt': 'a' });
-  await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   await rm(dir, { recursive: true });
-  await t.rejects(syncWorkspace(deps, { runId, dir, nodeId: 'node-a' }), /is missing/);
+  await t.rejects(syncAs(deps, { runId, dir, nodeId: 'node-a' }), /is missing/);
   t.same(Object.keys((await manifestView(db, runId)).files), ['a.txt']);
 });
 
@@ -45,7 +46,7 @@ t.test(
     const root = await freshRoot(t);
     const source = join(root, 'source');
     await writeTree(source, { 'top.txt': 'top', 'a/b/deep.txt': 'deep' });
-    await syncWorkspace(syncDeps(db, objects), { runId, dir: source, nodeId: 'node-a' });
+    await syncAs(syncDeps(db, objects), { runId, dir: source, nodeId: 'node-a' });
 
     const owner = { uid: 10001, gid: 10001 };
     const dir = join(root, runId);
@@ -70,7 +71,7 @@ t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', a
   await writeTree(dir, files);
 
   let started = Date.now();
-  const first = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const first = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   const firstMs = Date.now() - started;
   t.match(first, { version: 1, changed: 1000, uploaded: 1000, hashed: 1000 });
   t.equal((await listKeys(objects, `runs/${runId}/blobs/`)).length, 1000);
@@ -78,7 +79,7 @@ t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', a
 
   deps.hasher.seen.length = 0;
   started = Date.now();
-  const second = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const second = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   const secondMs = Date.now() - started;
   t.match(second, { version: 1, changed: 0, uploaded: 0, hashed: 0, unchanged: 1000 });
   t.same(deps.hasher.seen, []);
@@ -89,7 +90,7 @@ t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', a
   const hydrated = await hydrateWorkspace(deps, { runId, dir });
   t.equal(hydrated.downloaded, 1000);
   t.same(filesOf(await readTree(dir)), before);
-  const third = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const third = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   t.match(third, { version: 1, uploaded: 0, hashed: 0, unchanged: 1000 });
   t.same(await readdir(join(root, '.memql-sync-tmp')), []);
 });

@@ -2,11 +2,7 @@ import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pro
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { FsObjectStore } from '../../src/objects/index.js';
-import {
-  hydrateWorkspace,
-  reconcileWorkspace,
-  syncWorkspace,
-} from '../../src/workbench/workspace-sync.js';
+import { hydrateWorkspace, reconcileWorkspace } from '../../src/workbench/workspace-sync.js';
 import {
   filesOf,
   freshRoot,
@@ -14,6 +10,7 @@ import {
   openTestDb,
   readTree,
   sha256,
+  syncAs,
   syncDeps,
   writeTree,
 } from './sync-fixtures.js';
@@ -28,7 +25,7 @@ async function synced(t: Test, files: Parameters<typeof writeTree>[1]) {
   const source = join(root, 'source');
   await writeTree(source, files);
   const deps = syncDeps(db, objects);
-  const result = await syncWorkspace(deps, { runId, dir: source, nodeId: 'node-a' });
+  const result = await syncAs(deps, { runId, dir: source, nodeId: 'node-a' });
   return { baseDir, objects, runId, root, source, deps, result };
 }
 
@@ -73,7 +70,7 @@ t.test('reconcile writes through no link and swaps files and directories', async
     runId,
     dir,
     nodeId: 'node-b',
-    lastSyncedVersion: undefined,
+    base: undefined,
   });
   t.match(r, { mode: 'full', downloaded: 4 });
   t.same(filesOf(await readTree(dir)), filesOf(await readTree(source)));
@@ -91,7 +88,7 @@ t.test(
       runId,
       dir,
       nodeId: 'node-b',
-      lastSyncedVersion: undefined,
+      base: undefined,
     });
     t.match(first, { mode: 'full', downloaded: 2, removed: 0, kept: 0 });
     t.same(filesOf(await readTree(dir)), filesOf(await readTree(source)));
@@ -102,7 +99,7 @@ t.test(
       runId,
       dir,
       nodeId: 'node-b',
-      lastSyncedVersion: undefined,
+      base: undefined,
     });
     t.match(second, { mode: 'full', downloaded: 0, removed: 0, kept: 2, hashed: 0 });
     t.equal((await lstat(join(dir, 'a.txt'))).ino, inode, 'the file was left in place');

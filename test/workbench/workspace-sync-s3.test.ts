@@ -3,7 +3,7 @@ import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { createS3Client, S3ObjectStore } from '../../src/objects/index.js';
-import { hydrateWorkspace, syncWorkspace } from '../../src/workbench/workspace-sync.js';
+import { hydrateWorkspace } from '../../src/workbench/workspace-sync.js';
 import { type S3TestServer, startS3Server } from '../support/s3-server.js';
 import {
   filesOf,
@@ -13,6 +13,7 @@ import {
   newRun,
   openTestDb,
   readTree,
+  syncAs,
   syncDeps,
   writeTree,
 } from './sync-fixtures.js';
@@ -57,7 +58,7 @@ t.test(
     const root = await freshRoot(t);
     const dir = join(root, runId);
     await writeTree(dir, { 'a.txt': 'first', 'b.txt': 'second' });
-    await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+    await syncAs(deps, { runId, dir, nodeId: 'node-a' });
     const before = await manifestView(db, runId);
 
     await doomed.stop();
@@ -65,7 +66,7 @@ t.test(
     await writeTree(dir, { 'c.txt': 'new' });
     await rm(join(dir, 'b.txt'));
     const failure = { code: 'unavailable', payload: { runId, reason: 'object_store' } };
-    await t.rejects(syncWorkspace(deps, { runId, dir, nodeId: 'node-a' }), failure);
+    await t.rejects(syncAs(deps, { runId, dir, nodeId: 'node-a' }), failure);
     t.same(await manifestView(db, runId), before, 'same version, same rows');
 
     const elsewhere = join(root, 'elsewhere');
@@ -85,13 +86,13 @@ t.test('a 1,000-file workspace on S3 syncs, re-syncs without reading, and hydrat
   await writeTree(dir, files);
 
   let started = Date.now();
-  const first = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const first = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   t.match(first, { version: 1, changed: 1000, hashed: 1000, uploaded: 1000 });
   t.equal((await listKeys(objects, `runs/${runId}/blobs/`)).length, 1000);
   t.comment(`first sync: ${Date.now() - started} ms`);
 
   started = Date.now();
-  const second = await syncWorkspace(deps, { runId, dir, nodeId: 'node-a' });
+  const second = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
   t.match(second, { version: 1, changed: 0, uploaded: 0, hashed: 0, unchanged: 1000 });
   t.ok(Date.now() - started < 5_000, `re-sync took ${Date.now() - started} ms`);
 

@@ -14,7 +14,12 @@ import { createObjectStore, createS3Client } from '../../../src/objects/index.js
 import { getManifest } from '../../../src/store/index.js';
 import { blobKey } from '../../../src/workbench/sync-blobs.js';
 import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from '../../../src/workbench/sync-pool.js';
-import { hydrateWorkspace, syncWorkspace } from '../../../src/workbench/workspace-sync.js';
+import {
+  emptySnapshot,
+  hydrateWorkspace,
+  syncWorkspace,
+} from '../../../src/workbench/workspace-sync.js';
+import { holdWorkspace } from '../../workbench/sync-fixtures.js';
 import type { BenchContext } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
 import { writeFixture } from '../workspace-fixture.js';
@@ -46,8 +51,15 @@ export async function hydrate(ctx: BenchContext): Promise<Row[]> {
   const [runId] = await ctx.runs(db, 1);
   const source = await ctx.dir('source');
   await writeFixture(source, files, Math.floor(totalBytes / files));
+  const generation = await holdWorkspace(db, runId!, 'bench');
   const t0 = performance.now();
-  await syncWorkspace(deps, { runId: runId!, dir: source, nodeId: 'bench' });
+  await syncWorkspace(deps, {
+    runId: runId!,
+    dir: source,
+    nodeId: 'bench',
+    generation,
+    base: emptySnapshot(),
+  });
   const uploadS = (performance.now() - t0) / 1000;
   const manifest = await getManifest(db, runId!);
 

@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsObjectStore } from '../../../src/objects/index.js';
-import { syncWorkspace } from '../../../src/workbench/workspace-sync.js';
+import { emptySnapshot, syncWorkspace } from '../../../src/workbench/workspace-sync.js';
+import { holdWorkspace } from '../../workbench/sync-fixtures.js';
 import type { BenchContext } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
 import { summarize } from '../stats.js';
@@ -41,8 +42,10 @@ export async function syncScaling(ctx: BenchContext): Promise<Row[]> {
     const [runId] = await ctx.runs(db, 1);
     const dir = await ctx.dir('ws');
     await writeFixture(dir, files, fileBytes);
+    const generation = await holdWorkspace(db, runId!, 'bench');
+    const target = { runId: runId!, dir, nodeId: 'bench', generation, base: emptySnapshot() };
     const t0 = performance.now();
-    await syncWorkspace(deps, { runId: runId!, dir, nodeId: 'bench' });
+    await syncWorkspace(deps, target);
     const initialSyncMs = performance.now() - t0;
     const uploads: number[] = [];
     let k = 0;
@@ -55,7 +58,8 @@ export async function syncScaling(ctx: BenchContext): Promise<Row[]> {
             await writeFile(join(dir, fixturePath(k)), randomBytes(fileBytes));
           },
           run: async () => {
-            const r = await syncWorkspace(deps, { runId: runId!, dir, nodeId: 'bench' });
+            // The base moves with each sync, as the host's warm copy does.
+            const r = await syncWorkspace(deps, target);
             uploads.push(r.uploaded);
           },
         },

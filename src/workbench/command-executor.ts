@@ -1,0 +1,102 @@
+/**
+ * The queue's executor on a workbench node: one claimed command, run in its
+ * workspace as the holder, then its file changes kept.
+ *
+ * The two halves fail differently. Before the sandbox starts (taking the workspace
+ * on, reconciling the copy), a failure means the command could not run, and it is
+ * recorded so. Once the sandbox has ended the command has run: its sync is retried
+ * through outages of the database or the object store for as long as the worker
+ * keeps the command, and a sync that cannot succeed (the run ended meanwhile, say)
+ * is reported beside the command's real exit and output, never as "could not run".
+ *
+ * @module
+ */
+
+import { setTimeout as delay } from 'node:timers/promises';
+import { isErrorCode, WorkbenchError } from '../contract/index.js';
+import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
+import type { Command, Run } from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import { type ExecDeps, type ExecRequest, runInSandbox } from './exec-action.js';
+import type { HeldCopy, WorkspaceAccess } from './workspace-access.js';
+
+/** The longest pause between two sync attempts after a command, ms. */
+const SYNC_BACKOFF_MAX_MS = 2000;
+
+/** What the executor needs. */
+export interface CommandExecutorDeps {
+  access: WorkspaceAccess;
+  exec: ExecDeps;
+  /** Reads the command's run (when this node must take its workspace on). */
+  resolveRun: (runId: string) => Promise<Run>;
+  log: Logger;
+}
+
+function notSaved(err: unknown): FilesNotSaved {
+  if (err instanceof WorkbenchError) {
+    const reason = (err.payload as { reason?: unknown } | undefined)?.reason;
+    return { errorCode: err.code, reason: typeof reason === 'string' ? reason : err.code };
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  return { errorCode: isErrorCode(code) ? code : 'internal', reason: 'sync_failed' };
+}
+
+/**
+ * Syncs a copy after its command ran, retrying `unavailable` (a dependency down) with
+ * backoff until it succeeds or the worker gives the command up. Null when the changes
+ * are kept.
+ */
+async function keepFiles(
+  deps: CommandExecutorDeps,
+  held: HeldCopy,
+  ctx: ExecuteContext,
+  commandId: string,
+): Promise<FilesNotSaved | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deps.access.sync(held);
+      return null;
+    } catch (err) {
+      const retry = err instanceof WorkbenchError && err.code === 'unavailable';
+      if (!retry || ctx.stopping()) {
+        deps.log.warn(
+          { runId: held.runId, commandId, errorCode: (err as { code?: unknown }).code },
+          'command ran but its file changes could not be saved',
+        );
+        return notSaved(err);
+      }
+      ctx.recordingDelayed(err);
+      if (attempt === 1) {
+        deps.log.warn(
+          { runId: held.runId, commandId, reason: (err.payload as { reason?: string })?.reason },
+          'sync after a command failed; retrying until it succeeds',
+        );
+      }
+      await delay(Math.min(SYNC_BACKOFF_MAX_MS, 100 * 2 ** Math.min(attempt, 10)));
+    }
+  }
+}
+
+/** Runs one claimed command in its workspace, as the workspace's holder. */
+export function executeCommand(
+  deps: CommandExecutorDeps,
+  command: Command,
+  ctx: ExecuteContext,
+): Promise<ExecutionResult> {
+  return deps.access.use(
+    command.runId,
+    { purpose: 'claim', mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
+    async (held) => {
+      const result = await runInSandbox(
+        deps.exec,
+        held.dir,
+        command.request as unknown as ExecRequest,
+        command.timeoutMs,
+        ctx,
+      );
+      ctx.ran();
+      const failed = await keepFiles(deps, held, ctx, command.id);
+      return failed ? { ...result, filesNotSaved: failed } : result;
+    },
+  );
+}
