@@ -22,6 +22,7 @@ import {
   errorResult,
   evaluateEnvironment,
   parseEnvelope,
+  refusedWhileDraining,
   WORKBENCH_PROVIDES,
 } from '../contract/index.js';
 import type { DispatchCallOptions, DispatchTarget } from '../mesh/dispatch-target.js';
@@ -247,6 +248,12 @@ export class AgentDispatcher {
       }
       try {
         const result = await router.send(peer.key, wire, payload, options);
+        if (!result.ok && refusedWhileDraining(result.errorCode, result.payload)) {
+          // Nothing of the call ran there: another replica takes it.
+          log.info({ peer: peer.key, nodeId: peer.nodeId }, 'replica drains; picking again');
+          excluded.add(peer.key);
+          continue;
+        }
         return { result, route };
       } catch (err) {
         if (!(err instanceof PeerUnavailableError)) throw err;
@@ -265,7 +272,7 @@ export class AgentDispatcher {
         return {
           result: errorResult(
             'unavailable',
-            `unavailable: workbench replica ${peer.nodeId ?? peer.key} went away while running the call; whether it took effect is unknown. Check the workspace and retry`,
+            `unavailable: workbench replica ${peer.nodeId ?? peer.key} went away while running the call; whether it took effect is unknown. Repeat the call with the same callId to get its recorded outcome (a command lost with the replica answers command_lost), or find it with GET /v1/runs/${runId}/commands`,
           ),
           route,
         };

@@ -18,3 +18,19 @@ export class NodeStoppingError extends Error {
 export function isNodeStopping(reason: unknown): reason is NodeStoppingError {
   return reason instanceof NodeStoppingError;
 }
+
+/**
+ * `payload.reason` of an `unavailable` refusal given before anything of the call ran,
+ * because the node drains: the call may be sent to another replica as it is.
+ */
+export const NODE_DRAINING = 'node_draining';
+
+/** Whether a refusal says the node drained before anything of the call ran. */
+export function refusedWhileDraining(errorCode: string, payload: unknown): boolean {
+  return (
+    errorCode === 'unavailable' &&
+    typeof payload === 'object' &&
+    payload !== null &&
+    (payload as { reason?: unknown }).reason === NODE_DRAINING
+  );
+}

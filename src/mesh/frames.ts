@@ -284,6 +284,11 @@ export function encodeFrame(frame: Frame): Raw {
 }
 
 /** A Response frame for a failure. */
-export function errorResponse(id: string, errorCode: string, message: string): ResponseFrame {
-  return { kind: 'response', id, ok: false, errorCode, message, payload: Buffer.alloc(0) };
+export function errorResponse(
+  id: string,
+  errorCode: string,
+  message: string,
+  payload: Buffer = Buffer.alloc(0),
+): ResponseFrame {
+  return { kind: 'response', id, ok: false, errorCode, message, payload };
 }

@@ -17,7 +17,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
-import { NodeStoppingError } from '../contract/index.js';
+import { NODE_DRAINING, NodeStoppingError } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
 import { tolerantDeserializer } from './frames.js';
@@ -203,6 +203,10 @@ export class MeshServer {
           ? {
               errorCode: 'unavailable',
               message: `unavailable: node "${this.options.nodeId}" is shutting down and takes no new calls; retry, and another replica will be picked`,
+              // Nothing ran: the agent may send the call to another replica at once.
+              payload: Buffer.from(
+                JSON.stringify({ reason: NODE_DRAINING, nodeId: this.options.nodeId }),
+              ),
             }
           : null,
       track: (task, controller) => {

@@ -65,7 +65,7 @@ export interface SessionHost {
   readonly handler: RequestHandler;
   readonly log: Logger;
   /** `null` when a request may start; otherwise the refusal to answer with. */
-  admit(): { errorCode: string; message: string } | null;
+  admit(): { errorCode: string; message: string; payload?: Buffer } | null;
   /** Runs `task` as an in-flight request the server can wait for and abort. */
   track(task: (signal: AbortSignal) => Promise<void>, controller: AbortController): void;
   /** The health frame to send now. */
@@ -174,7 +174,7 @@ export class ServerSession {
     }
     const refusal = this.host.admit();
     if (refusal) {
-      this.send(errorResponse(frame.id, refusal.errorCode, refusal.message));
+      this.send(errorResponse(frame.id, refusal.errorCode, refusal.message, refusal.payload));
       return;
     }
     const controller = new AbortController();

@@ -16,7 +16,7 @@
 
 import { chown, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WorkbenchError } from '../contract/index.js';
+import { NODE_DRAINING, WorkbenchError } from '../contract/index.js';
 import {
   type Db,
   getLiveWorkspace,
@@ -69,12 +69,12 @@ export interface HeldCopy {
   base: BaseSnapshot;
 }
 
-/** The refusal of a node that drains and so takes on no workspace. */
+/** The refusal of a node that drains and so takes on no workspace; nothing of the call ran. */
 export function nodeStoppingRefusal(nodeId: string): WorkbenchError {
   return new WorkbenchError(
     'unavailable',
     `unavailable: node "${nodeId}" is shutting down and takes no new calls; retry, and another replica will be picked`,
-    { reason: 'node_stopping', nodeId },
+    { reason: NODE_DRAINING, nodeId },
   );
 }
 

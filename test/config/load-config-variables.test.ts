@@ -239,6 +239,18 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '30s', '-5'],
   },
   {
+    name: 'MEMQL_NODE_LIVENESS_MS',
+    pick: (c) => c.queue.livenessMs,
+    valid: [['2500', 2500]],
+    invalid: ['0', '10s', '-1'],
+  },
+  {
+    name: 'MEMQL_HANDOFF_WAIT_MS',
+    pick: (c) => c.queue.handoffWaitMs,
+    valid: [['45000', 45000]],
+    invalid: ['0', 'soon'],
+  },
+  {
     name: 'MEMQL_QUEUE_POLL_INTERVAL_MS',
     pick: (c) => c.queue.pollIntervalMs,
     valid: [['250', 250]],

@@ -31,24 +31,21 @@ export async function startWorkbench(
   extra: Record<string, string> = {},
   args: string[] = [],
 ): Promise<WorkbenchProcess> {
-  const proc = spawnNode(
-    t,
-    nodeId,
-    nodeMain('workbench'),
-    {
-      MEMQL_NODE_ID: nodeId,
-      MEMQL_DATABASE_URL: env.databaseUrl,
-      MEMQL_WORKBENCH_ROOT: `${env.baseDir}/${nodeId}/workbenches`,
-      MEMQL_DATA_DIR: `${env.baseDir}/${nodeId}/data`,
-      MEMQL_OBJECT_STORE_DIR: env.objectsDir,
-      MEMQL_GRPC_LISTEN: `${listen.host}:${listen.port}`,
-      MEMQL_MESH_TOKEN: env.token,
-      MEMQL_RUNNER: 'process',
-      MEMQL_LOG_LEVEL: 'info',
-      ...extra,
-    },
-    args,
-  );
+  const vars: Record<string, string> = {
+    MEMQL_NODE_ID: nodeId,
+    MEMQL_DATABASE_URL: env.databaseUrl,
+    MEMQL_WORKBENCH_ROOT: `${env.baseDir}/${nodeId}/workbenches`,
+    MEMQL_DATA_DIR: `${env.baseDir}/${nodeId}/data`,
+    MEMQL_OBJECT_STORE_DIR: env.objectsDir,
+    MEMQL_GRPC_LISTEN: `${listen.host}:${listen.port}`,
+    MEMQL_MESH_TOKEN: env.token,
+    MEMQL_RUNNER: 'process',
+    MEMQL_LOG_LEVEL: 'info',
+    ...extra,
+  };
+  // The fs store's directory is refused beside the s3 store.
+  if (vars.MEMQL_OBJECT_STORE === 's3') delete vars.MEMQL_OBJECT_STORE_DIR;
+  const proc = spawnNode(t, nodeId, nodeMain('workbench'), vars, args);
   const ready = await proc.waitForLog((l) => l.msg === 'workbench node ready');
   return { proc, host: listen.host, port: Number(ready.grpcPort), nodeId };
 }

@@ -1,0 +1,237 @@
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import type { DispatchResult } from '../../src/contract/index.js';
+import {
+  createRun,
+  type Db,
+  getLiveWorkspace,
+  openDb,
+  provisionWorkspace,
+} from '../../src/store/index.js';
+import { eventually } from './mesh.js';
+import {
+  AgentHarness,
+  type HarnessOutcome,
+  type MeshTestEnv,
+  startWorkbench,
+  type WorkbenchProcess,
+} from './mesh-harness.js';
+import { createTestDatabase } from './postgres.js';
+import { type S3TestServer, startS3Server } from './s3-server.js';
+
+/**
+ * An agent and workbench replicas, each its own process, on a real Postgres and a
+ * real object store (the filesystem one, or s3rver): the shape an operator runs, for
+ * tests of what must never be lost.
+ */
+export interface DurableMeshOptions {
+  store: 'fs' | 's3';
+  /** Replica node ids; default `wb-a`, `wb-b`. */
+  nodes?: string[];
+  /** Extra environment of every replica (`MEMQL_NODE_LIVENESS_MS`, say). */
+  env?: Record<string, string>;
+  /** Arguments of every replica (`--shutdown-grace-ms=...`). */
+  args?: string[];
+  /** `MEMQL_DATABASE_URL` of the replicas, when they reach Postgres another way (a proxy). */
+  replicaDatabaseUrl?: (databaseUrl: string, nodeId: string) => string;
+}
+
+/** The replicas' view of the store: what they are started with. */
+function storeEnv(
+  store: 'fs' | 's3',
+  objectsDir: string,
+  s3: S3TestServer | null,
+): Record<string, string> {
+  if (store === 'fs' || s3 === null) return { MEMQL_OBJECT_STORE_DIR: objectsDir };
+  return {
+    MEMQL_OBJECT_STORE: 's3',
+    MEMQL_S3_BUCKET: s3.bucket,
+    MEMQL_S3_ENDPOINT: s3.endpoint,
+    MEMQL_S3_REGION: s3.region,
+    MEMQL_S3_FORCE_PATH_STYLE: 'true',
+    MEMQL_S3_ACCESS_KEY_ID: s3.accessKeyId,
+    MEMQL_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}
+
+/** A running mesh; everything is stopped and removed at the test's teardown. */
+export class DurableMesh {
+  readonly replicas = new Map<string, WorkbenchProcess>();
+  private task = 0;
+
+  private constructor(
+    private readonly t: Test,
+    readonly db: Db,
+    readonly databaseUrl: string,
+    readonly agent: AgentHarness,
+    private readonly env: MeshTestEnv,
+    private readonly options: DurableMeshOptions,
+    private readonly extraEnv: Record<string, string>,
+    /** The listening address of each replica, kept so a restart binds it again. */
+    private readonly addresses: Map<string, { host: string; port: number }>,
+  ) {}
+
+  static async start(t: Test, options: DurableMeshOptions): Promise<DurableMesh> {
+    const database = await createTestDatabase();
+    t.teardown(() => database.drop());
+    const db = await openDb({ kind: 'postgres', url: database.url });
+    t.teardown(() => db.close());
+    const baseDir = await mkdtemp(join(tmpdir(), 'memql-durable-'));
+    await chmod(baseDir, 0o755);
+    t.teardown(() => rm(baseDir, { recursive: true, force: true }));
+    const objectsDir = join(baseDir, 'objects');
+    await mkdir(objectsDir);
+    const s3 = options.store === 's3' ? await startS3Server({ bucket: 'memql-durable' }) : null;
+    if (s3) t.teardown(() => s3.stop());
+    const env: MeshTestEnv = {
+      databaseUrl: database.url,
+      token: 'durable-mesh-token-0123456789',
+      baseDir,
+      objectsDir,
+    };
+    const extraEnv = { ...storeEnv(options.store, objectsDir, s3), ...options.env };
+    const nodes = options.nodes ?? ['wb-a', 'wb-b'];
+    const addresses = new Map<string, { host: string; port: number }>();
+    const replicas: WorkbenchProcess[] = [];
+    let port = 0;
+    for (const [i, nodeId] of nodes.entries()) {
+      const host = `127.0.0.${i + 1}`;
+      const wb = await startWorkbench(
+        t,
+        env,
+        nodeId,
+        { host, port },
+        { ...extraEnv, ...DurableMesh.dbEnv(options, database.url, nodeId) },
+        options.args ?? [],
+      );
+      port = wb.port;
+      addresses.set(nodeId, { host, port: wb.port });
+      replicas.push(wb);
+    }
+    const agent = await AgentHarness.start(
+      t,
+      {
+        MEMQL_DATABASE_URL: database.url,
+        MEMQL_MESH_TOKEN: env.token,
+        MEMQL_WORKBENCH_REMOTE: '1',
+        MEMQL_WORKER_PEERS: 'workbench=workbench:50060',
+      },
+      { workbench: [...addresses.values()] },
+    );
+    const mesh = new DurableMesh(t, db, database.url, agent, env, options, extraEnv, addresses);
+    for (const wb of replicas) mesh.replicas.set(wb.nodeId, wb);
+    await mesh.untilHealthy(nodes);
+    return mesh;
+  }
+
+  private static dbEnv(
+    options: DurableMeshOptions,
+    url: string,
+    nodeId: string,
+  ): Record<string, string> {
+    return options.replicaDatabaseUrl
+      ? { MEMQL_DATABASE_URL: options.replicaDatabaseUrl(url, nodeId) }
+      : {};
+  }
+
+  /**
+   * Stops the agent and every replica still running (SIGTERM, so replicas drain) and
+   * returns the replicas' exit codes. Call at the end of each test.
+   */
+  async stop(): Promise<Record<string, number | null>> {
+    await this.agent.stop();
+    const exits: Record<string, number | null> = {};
+    for (const wb of this.replicas.values()) {
+      if (!wb.proc.alive) continue;
+      exits[wb.nodeId] = (await wb.proc.stop('SIGTERM', 60_000)).code;
+    }
+    return exits;
+  }
+
+  /** The replica process of `nodeId`. */
+  replica(nodeId: string): WorkbenchProcess {
+    const wb = this.replicas.get(nodeId);
+    if (!wb) throw new Error(`no replica ${nodeId}`);
+    return wb;
+  }
+
+  /** Waits until the agent sees every named replica connected and healthy. */
+  async untilHealthy(nodeIds: string[]): Promise<void> {
+    await eventually(`replicas ${nodeIds} healthy`, async () => {
+      const peers = await this.agent.peers();
+      return nodeIds.every((id) => peers.some((p) => p.nodeId === id && p.healthy));
+    });
+  }
+
+  /** Starts a stopped replica again on its address. */
+  async restart(nodeId: string): Promise<WorkbenchProcess> {
+    const address = this.addresses.get(nodeId);
+    if (!address) throw new Error(`no replica ${nodeId}`);
+    const wb = await startWorkbench(
+      this.t,
+      this.env,
+      nodeId,
+      address,
+      { ...this.extraEnv, ...DurableMesh.dbEnv(this.options, this.databaseUrl, nodeId) },
+      this.options.args ?? [],
+    );
+    this.replicas.set(nodeId, wb);
+    return wb;
+  }
+
+  /** A run owned by `owner`, with its workspace held by `nodeId` (so calls route there). */
+  async run(runId: string, nodeId?: string, owner = 'alice'): Promise<string> {
+    await createRun(this.db, { id: runId, ownerUserId: owner });
+    if (nodeId) await provisionWorkspace(this.db, { runId, nodeId, ownerUserId: owner });
+    return runId;
+  }
+
+  /** The node holding the run's workspace now. */
+  async holder(runId: string): Promise<string | null> {
+    return (await getLiveWorkspace(this.db, runId))?.nodeId ?? null;
+  }
+
+  /** One `workbenchHost` call through the agent. */
+  dispatch(
+    runId: string,
+    action: string,
+    args: Record<string, unknown>,
+    extra: { callId?: string } = {},
+  ): Promise<HarnessOutcome> {
+    this.task += 1;
+    return this.agent.dispatch({
+      action,
+      args,
+      runId,
+      agentId: 'agent',
+      taskId: `task-${this.task}`,
+      ...extra,
+    });
+  }
+
+  /** The workspace rows of a run, oldest first. */
+  async rows(runId: string) {
+    return this.db.query<{
+      node_id: string;
+      status: string;
+      released_reason: string | null;
+      generation: number;
+    }>(
+      `select node_id, status, released_reason, generation from workbench_workspace
+       where run_id = $1 order by generation`,
+      [runId],
+    );
+  }
+}
+
+/** The payload of a successful result; fails the test otherwise. */
+export function okPayload<T>(t: Test, r: HarnessOutcome | DispatchResult, what: string): T {
+  const result = 'result' in r ? r.result : r;
+  if (!result.ok) {
+    t.fail(`${what}: ${result.errorCode}: ${result.message}`);
+    return {} as T;
+  }
+  return result.payload as T;
+}
