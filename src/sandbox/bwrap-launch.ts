@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { WorkbenchError } from '../contract/errors.js';
 import { BWRAP_FDS, sandboxEtcFiles } from './bwrap-args.js';
-import type { CommandCgroup } from './cgroups.js';
+import type { CommandCgroup } from './command-cgroup.js';
 import { createCommandOutput } from './output-capture.js';
 import { type RunResult, type RunSpec, SANDBOX_UID } from './runner.js';
 import { superviseChild, waitUntilGone, withinMs } from './supervise.js';

@@ -15,15 +15,17 @@
  * When the node is not root it cannot drop to 10001; bwrap then runs as the node's user
  * and maps it to 10001 inside (files on the host belong to the node's user).
  *
- * Limits: wall clock (tree kill), output (per-stream caps), processes and memory through
- * per-command cgroups (v1) where the node can create them; without them the run still
- * works and the tree kill still holds (killing bwrap kills the sandbox's pid namespace
- * through `--die-with-parent`), but memory and process counts are not limited.
+ * Limits: wall clock (tree kill), output (per-stream caps), processes, memory and CPU
+ * time through per-command cgroups (v1) where the node can create them; without them the
+ * run still works and the tree kill still holds (killing bwrap kills the sandbox's pid
+ * namespace through `--die-with-parent`), but memory, process counts and CPU are not
+ * limited. The CPU limit is a CFS quota: a command (its whole tree) gets at most that
+ * many CPUs' worth of time, so a busy loop in one sandbox cannot starve other commands
+ * or the node.
  *
  * @module
  */
 
-import { randomBytes } from 'node:crypto';
 import { access, constants, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +57,11 @@ export interface BwrapRunnerOptions {
   defaultPidsLimit?: number;
   /** Memory limit in bytes when a spec gives none. Default 2 GiB. */
   defaultMemoryLimitBytes?: number;
+  /**
+   * CPU time of one command (its whole process tree) per wall-clock time, in CPUs
+   * (`MEMQL_EXEC_CPU_LIMIT`), e.g. 0.5 or 2; `null` for no CPU limit. Default 1.
+   */
+  cpus?: number | null;
   /** Size of the private `/tmp` in bytes (its pages count as the command's memory). Default 256 MiB. */
   tmpSizeBytes?: number;
   /** Size of the private `/dev/shm` in bytes. Default 64 MiB. */
@@ -126,11 +133,28 @@ export class BwrapRunner implements Runner {
       return {
         ok: true,
         warnings: [
-          `no per-command cgroups (${cgroups}): commands run without memory and process limits`,
+          `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
         ],
       };
     }
+    if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
+      return {
+        ok: true,
+        warnings: [`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`],
+      };
+    }
     return { ok: true };
+  }
+
+  /**
+   * Removes per-command cgroups that killed nodes left behind (see
+   * {@link CgroupV1Hierarchy.sweepLeftovers}); the hierarchy does this once when it is
+   * opened, and the node's cleanup sweep calls this periodically. Returns how many group
+   * directories it removed; 0 without cgroups.
+   */
+  async sweepLeftovers(): Promise<number> {
+    const hierarchy = await this.cgroupHierarchy();
+    return typeof hierarchy === 'string' ? 0 : hierarchy.sweepLeftovers();
   }
 
   async run(spec: RunSpec): Promise<RunResult> {
@@ -155,10 +179,11 @@ export class BwrapRunner implements Runner {
     const cgroup =
       typeof hierarchy === 'string'
         ? null
-        : await hierarchy.create(randomBytes(8).toString('hex'), {
+        : await hierarchy.create({
             pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
             memoryBytes:
               spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
+            ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
           });
     try {
       return await launchBwrap({
@@ -185,7 +210,7 @@ export class BwrapRunner implements Runner {
       if (found.ok) return found.hierarchy;
       this.options.logger?.warn(
         { reason: found.reason },
-        'bwrap runner: no per-command cgroups; commands run without memory and process limits',
+        'bwrap runner: no per-command cgroups; commands run without memory, process and CPU limits',
       );
       return found.reason;
     })();
