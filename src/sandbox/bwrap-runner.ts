@@ -59,7 +59,8 @@ export interface BwrapRunnerOptions {
   defaultMemoryLimitBytes?: number;
   /**
    * CPU time of one command (its whole process tree) per wall-clock time, in CPUs
-   * (`MEMQL_EXEC_CPU_LIMIT`), e.g. 0.5 or 2; `null` for no CPU limit. Default 1.
+   * (`MEMQL_EXEC_CPU_LIMIT`), e.g. 0.5 or 2; `null` for no CPU limit (the command then
+   * shares the node's cpu cgroup). Default 1.
    */
   cpus?: number | null;
   /** Size of the private `/tmp` in bytes (its pages count as the command's memory). Default 256 MiB. */

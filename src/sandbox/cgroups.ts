@@ -42,7 +42,10 @@ export interface CgroupLimits {
   pidsMax?: number;
   /** `memory.limit_in_bytes`, and `memory.memsw.limit_in_bytes` when swap accounting exists. */
   memoryBytes?: number;
-  /** CPU time per wall-clock time, in CPUs (`cpu.cfs_quota_us` over `cpu.cfs_period_us`). */
+  /**
+   * CPU time per wall-clock time, in CPUs (`cpu.cfs_quota_us` over `cpu.cfs_period_us`).
+   * Absent: no group under the `cpu` controller at all.
+   */
   cpus?: number;
 }
 
@@ -125,6 +128,9 @@ export class CgroupV1Hierarchy {
     const made: string[] = [];
     try {
       for (const [controller, parent] of Object.entries(this.parents) as [Controller, string][]) {
+        // Without a CPU limit the command shares the node's cpu group, as it would without
+        // the controller: a group of its own would already weigh it as one task.
+        if (controller === 'cpu' && limits.cpus === undefined) continue;
         const dir = join(parent, name);
         await mkdirRetrying(parent, dir);
         made.push(dir);

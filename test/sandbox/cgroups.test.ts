@@ -62,6 +62,8 @@ t.test('a fake hierarchy: groups nest under the own cgroup, limits are written',
     join(root, `memory/node/x/memql/${g.name}/cgroup.procs`),
     join(root, `cpu/c/memql/${g.name}/cgroup.procs`),
   ]);
+  const free = await got.hierarchy.create({ pidsMax: 7 });
+  t.equal(free.procsFiles.length, 2, "no CPU limit: no cpu group, the node's is shared");
 });
 
 t.test('a fake hierarchy without the cpu controller: usable, without a CPU limit', async (t) => {
@@ -94,11 +96,12 @@ t.test('the real hierarchy: join, kill everything, OOM, remove', async (t) => {
   t.equal(got.ok, true, 'cgroup v1 pids and memory are writable here (as root)');
   if (!got.ok) return;
   t.equal(got.hierarchy.cpuUnavailable, null, 'and cpu');
-  const g = await got.hierarchy.create({ pidsMax: 16, memoryBytes: 32 * 1024 * 1024 });
+  const g = await got.hierarchy.create({ pidsMax: 16, memoryBytes: 32 * 1024 * 1024, cpus: 1 });
   let removed = false;
   t.teardown(async () => {
     if (!removed) await g.remove();
   });
+  t.equal(g.procsFiles.length, 3, 'pids, memory and cpu');
   const [pidsProcs, memProcs, cpuProcs] = g.procsFiles;
   // The shell joins before it forks, as the bwrap launcher does.
   const child = spawn(
