@@ -105,6 +105,8 @@ export interface ExecConfig {
   readonly memoryLimitBytes: number;
   /** `MEMQL_EXEC_PIDS_LIMIT`: sandbox processes. Default 256. */
   readonly pidsLimit: number;
+  /** `MEMQL_EXEC_CPU_LIMIT`: CPU time per wall-clock time of one sandbox, in CPUs. Default 1. */
+  readonly cpus: number;
   /** `MEMQL_EXEC_ALLOWLIST_EXTRA`: command names added to the allowlist, deduplicated. Default none. */
   readonly allowlistExtra: string[];
 }

@@ -23,6 +23,7 @@ import {
   parseBoolean,
   parseBucket,
   parseCommandName,
+  parseCpus,
   parseHttpUrl,
   parseImageRef,
   parseMeshToken,
@@ -308,6 +309,7 @@ function readExec(r: EnvReader): ExecConfig {
     outputLimitBytes: r.required('MEMQL_EXEC_OUTPUT_LIMIT_BYTES', positiveBytes),
     memoryLimitBytes: r.required('MEMQL_EXEC_MEMORY_LIMIT_BYTES', positiveBytes),
     pidsLimit: r.required('MEMQL_EXEC_PIDS_LIMIT', positiveCount),
+    cpus: r.required('MEMQL_EXEC_CPU_LIMIT', parseCpus),
     allowlistExtra: [...new Set(r.list('MEMQL_EXEC_ALLOWLIST_EXTRA', parseCommandName))],
   };
 }

@@ -40,6 +40,23 @@ export function integerParser(options: IntegerOptions): (text: string) => Parsed
   };
 }
 
+/** Fewest and most CPUs {@link parseCpus} accepts; 0.01 is Docker's floor and the CFS quota's. */
+export const CPUS_RANGE = { min: 0.01, max: 1024 } as const;
+
+/**
+ * A number of CPUs as a plain decimal (`1`, `0.5`, `2.25`): digits with an optional
+ * fraction, no sign, no exponent, within {@link CPUS_RANGE}.
+ */
+export function parseCpus(text: string): Parsed<number> {
+  const value = /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= CPUS_RANGE.min && value <= CPUS_RANGE.max)) {
+    return fail(
+      `a decimal number of CPUs from ${CPUS_RANGE.min} to ${CPUS_RANGE.max}, e.g. 1 or 0.5`,
+    );
+  }
+  return ok(value);
+}
+
 /** A parser that accepts exactly one of `choices`, case-insensitively; yields the choice. */
 export function oneOfParser<T extends string>(choices: readonly T[]): (text: string) => Parsed<T> {
   return (text) => {

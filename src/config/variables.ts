@@ -241,6 +241,13 @@ export const CONFIG_VARIABLES = [
     description: "Process limit of one command's sandbox.",
   },
   {
+    name: 'MEMQL_EXEC_CPU_LIMIT',
+    default: '1',
+    type: 'decimal from 0.01 to 1024 (CPUs)',
+    description:
+      "CPU limit of one command's sandbox, all its processes together: `0.5` is half of one CPU's time, `2` two CPUs'. The `bwrap` runner sets a CFS quota (cgroup v1 `cpu`); the `docker` runner sets `NanoCpus`, which Docker refuses above the CPUs of its host.",
+  },
+  {
     name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
     default: '',
     defaultText: 'empty',

@@ -1,22 +1,30 @@
 /**
- * Per-command cgroups (v1 `pids` and `memory` controllers) for the bwrap runner.
+ * Per-command cgroups (v1 `pids`, `memory` and `cpu` controllers) for the bwrap runner.
  *
- * Each command gets `<controller mount>/<the node's own cgroup>/<groupName>/<id>` in both
- * controllers. Nesting under the node's own cgroup (read from `/proc/self/cgroup`) keeps
- * commands inside whatever limits and accounting the node itself is under, and is the
- * layout a delegated cgroup subtree expects; on a host where the node sits at the root
- * this is `/sys/fs/cgroup/pids/memql/<id>`.
+ * Each command gets `<controller mount>/<the node's own cgroup>/<groupName>/<name>` in
+ * every controller. Nesting under the node's own cgroup (read from `/proc/self/cgroup`)
+ * keeps commands inside whatever limits and accounting the node itself is under, and is
+ * the layout a delegated cgroup subtree expects; on a host where the node sits at the
+ * root this is `/sys/fs/cgroup/pids/memql/<name>`. `pids` and `memory` are required;
+ * `cpu` is used where it is mounted (without it commands have no CPU limit).
  *
- * The first process of the sandbox joins the group before it can fork (see the bwrap
- * runner's launcher), so every descendant is in it: {@link CommandCgroup.killAll} can
+ * The first process of the sandbox joins the groups before it can fork (see the bwrap
+ * runner's launcher), so every descendant is in them: {@link CommandCgroup.killAll} can
  * kill the whole tree, and the limits hold for the tree, not per process.
+ *
+ * Groups a killed node left behind are removed by {@link CgroupV1Hierarchy.sweepLeftovers},
+ * when the hierarchy is opened and from the periodic cleanup; see `cgroup-leftovers.ts`
+ * for which groups a sweep may take.
  *
  * @module
  */
 
-import { mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { isFile, mkdirRetrying, readProcs, rmdirRetrying } from './cgroup-fs.js';
+import { commandGroupName, processExists, sweepCandidates } from './cgroup-leftovers.js';
+import { CommandCgroup } from './command-cgroup.js';
 
 /** Where to find the cgroup v1 hierarchy; injectable for tests. */
 export interface CgroupV1Options {
@@ -34,6 +42,11 @@ export interface CgroupLimits {
   pidsMax?: number;
   /** `memory.limit_in_bytes`, and `memory.memsw.limit_in_bytes` when swap accounting exists. */
   memoryBytes?: number;
+  /**
+   * CPU time per wall-clock time, in CPUs (`cpu.cfs_quota_us` over `cpu.cfs_period_us`).
+   * Absent: no group under the `cpu` controller at all.
+   */
+  cpus?: number;
 }
 
 /** Whether per-command cgroups can be made here. */
@@ -41,16 +54,36 @@ export type CgroupV1Availability =
   | { ok: true; hierarchy: CgroupV1Hierarchy }
   | { ok: false; reason: string };
 
-const CONTROLLERS = ['pids', 'memory'] as const;
-type Controller = (typeof CONTROLLERS)[number];
+const REQUIRED = ['pids', 'memory'] as const;
+type Controller = (typeof REQUIRED)[number] | 'cpu';
+
+/** `cpu.cfs_period_us` of every command group: the kernel's default, 100 ms. */
+export const CFS_PERIOD_US = 100_000;
+
+/** `cpu.cfs_quota_us` for `cpus` CPUs over {@link CFS_PERIOD_US}; the kernel's floor is 1 ms. */
+export function cfsQuotaUs(cpus: number): number {
+  return Math.max(1000, Math.round(cpus * CFS_PERIOD_US));
+}
+
+/**
+ * Groups of commands this process runs now, by name, across every hierarchy it opened.
+ * The creator pid in a group's name stands for the process, not for one runner, so the
+ * record of what that pid still uses has to be the process's too.
+ */
+const ACTIVE_GROUPS = new Set<string>();
 
 /** The parent directories (one per controller) under which command groups are created. */
 export class CgroupV1Hierarchy {
-  private constructor(private readonly parents: Record<Controller, string>) {}
+  private constructor(
+    private readonly parents: Readonly<Partial<Record<Controller, string>>>,
+    /** Why commands get no CPU limit here, or null when they do. */
+    readonly cpuUnavailable: string | null,
+  ) {}
 
   /**
-   * Finds the `pids` and `memory` v1 controllers, and checks that a group can be created
-   * under the node's own cgroup. Never throws: an unusable hierarchy is an ordinary answer.
+   * Finds the v1 controllers, checks that a group can be created under the node's own
+   * cgroup, and removes groups left over by killed nodes. Never throws: an unusable
+   * hierarchy is an ordinary answer.
    */
   static async open(options: CgroupV1Options = {}): Promise<CgroupV1Availability> {
     const root = options.root ?? '/sys/fs/cgroup';
@@ -62,130 +95,122 @@ export class CgroupV1Hierarchy {
     } catch (err) {
       return { ok: false, reason: `cannot read ${selfFile}: ${(err as Error).message}` };
     }
-    const parents = {} as Record<Controller, string>;
-    for (const controller of CONTROLLERS) {
+    const parents: Partial<Record<Controller, string>> = {};
+    let cpuUnavailable: string | null = null;
+    for (const controller of [...REQUIRED, 'cpu'] as const) {
       const mount = join(root, controller);
+      let reason: string | null = null;
+      const parent = join(mount, membership.get(controller) ?? '/', groupName);
       if (!(await isFile(join(mount, 'cgroup.procs')))) {
-        return {
-          ok: false,
-          reason: `cgroup v1 controller "${controller}" is not mounted at ${mount}`,
-        };
+        reason = `cgroup v1 controller "${controller}" is not mounted at ${mount}`;
+      } else {
+        reason = await mkdir(parent, { recursive: true }).then(
+          () => null,
+          (err: NodeJS.ErrnoException) => `cannot create ${parent}: ${err.code ?? err.message}`,
+        );
       }
-      const own = membership.get(controller) ?? '/';
-      const parent = join(mount, own, groupName);
-      try {
-        await mkdir(parent, { recursive: true });
-      } catch (err) {
-        return {
-          ok: false,
-          reason: `cannot create ${parent}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-        };
-      }
-      // Created again, per command, by create(); an idle node leaves nothing behind.
-      await rmdir(parent).catch(() => {});
-      parents[controller] = parent;
+      if (reason === null) parents[controller] = parent;
+      else if (controller === 'cpu') cpuUnavailable = reason;
+      else return { ok: false, reason };
     }
-    return { ok: true, hierarchy: new CgroupV1Hierarchy(parents) };
+    const hierarchy = new CgroupV1Hierarchy(parents, cpuUnavailable);
+    // Also removes the parents again when nothing is left in them: an idle node leaves
+    // nothing behind; create() makes them again per command.
+    await hierarchy.sweepLeftovers();
+    return { ok: true, hierarchy };
   }
 
-  /** Creates the groups of one command and sets its limits. `id` must be a plain name. */
-  async create(id: string, limits: CgroupLimits): Promise<CommandCgroup> {
-    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`invalid cgroup name ${JSON.stringify(id)}`);
-    const dirs = {} as Record<Controller, string>;
+  /** Creates the groups of one command and sets its limits. */
+  async create(limits: CgroupLimits): Promise<CommandCgroup> {
+    const name = commandGroupName(process.pid, randomBytes(8).toString('hex'));
+    ACTIVE_GROUPS.add(name);
+    const dirs: Partial<Record<Controller, string>> = {};
     const made: string[] = [];
     try {
-      for (const controller of CONTROLLERS) {
-        const dir = join(this.parents[controller], id);
-        await mkdirRetrying(this.parents[controller], dir);
+      for (const [controller, parent] of Object.entries(this.parents) as [Controller, string][]) {
+        // Without a CPU limit the command shares the node's cpu group, as it would without
+        // the controller: a group of its own would already weigh it as one task.
+        if (controller === 'cpu' && limits.cpus === undefined) continue;
+        const dir = join(parent, name);
+        await mkdirRetrying(parent, dir);
         made.push(dir);
         dirs[controller] = dir;
       }
-      if (limits.pidsMax !== undefined) {
-        await writeFile(join(dirs.pids, 'pids.max'), `${limits.pidsMax}\n`);
-      }
-      if (limits.memoryBytes !== undefined) {
-        await writeFile(join(dirs.memory, 'memory.limit_in_bytes'), `${limits.memoryBytes}\n`);
-        const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
-        // Without this, a command over its limit swaps instead of being stopped.
-        if (await isFile(memsw)) await writeFile(memsw, `${limits.memoryBytes}\n`);
-      }
+      await writeLimits(dirs, limits);
     } catch (err) {
-      for (const dir of made.reverse()) await rmdir(dir).catch(() => {});
+      for (const dir of made.reverse()) await rmdirRetrying(dir).catch(() => {});
+      ACTIVE_GROUPS.delete(name);
       throw err;
     }
-    return new CommandCgroup(dirs.pids, dirs.memory, [this.parents.pids, this.parents.memory]);
+    return new CommandCgroup(
+      {
+        name,
+        dirs: made,
+        memoryDir: dirs.memory ?? '',
+        parentDirs: Object.values(this.parents),
+      },
+      () => ACTIVE_GROUPS.delete(name),
+    );
+  }
+
+  /**
+   * Removes command groups left behind by nodes that were killed before they could
+   * remove them: groups whose creator process is gone, and this process's own groups
+   * that no running command holds, when they hold no process. Then removes the shared
+   * parents when nothing is left in them. Returns how many group directories (one per
+   * controller) it removed. Never throws; a group it cannot remove is left for the next
+   * sweep.
+   */
+  async sweepLeftovers(): Promise<number> {
+    let removed = 0;
+    for (const parent of Object.values(this.parents)) {
+      const names = await readdir(parent, { withFileTypes: true }).then(
+        (entries) => entries.filter((e) => e.isDirectory()).map((e) => e.name),
+        () => [] as string[],
+      );
+      const view = { ownPid: process.pid, active: ACTIVE_GROUPS, alive: processExists };
+      for (const name of sweepCandidates(names, view)) {
+        const dir = join(parent, name);
+        // A process in it means a sandbox still runs there: never ours to remove. The
+        // kernel refuses too (EBUSY); this keeps the rule visible.
+        if ((await readProcs(join(dir, 'cgroup.procs'))).length > 0) continue;
+        await rmdir(dir).then(
+          () => {
+            removed += 1;
+          },
+          () => {
+            // Joined since the read, gone already, or not a leaf: the next sweep decides.
+          },
+        );
+      }
+      await rmdir(parent).catch(() => {});
+    }
+    return removed;
   }
 }
 
-/** The cgroups of one running command. */
-export class CommandCgroup {
-  /** @internal use {@link CgroupV1Hierarchy.create}. */
-  constructor(
-    private readonly pidsDir: string,
-    private readonly memoryDir: string,
-    private readonly parentDirs: readonly string[],
-  ) {}
-
-  /** `cgroup.procs` files a process writes its pid into to join this command's groups. */
-  get procsFiles(): readonly string[] {
-    return [join(this.pidsDir, 'cgroup.procs'), join(this.memoryDir, 'cgroup.procs')];
+async function writeLimits(
+  dirs: Partial<Record<Controller, string>>,
+  limits: CgroupLimits,
+): Promise<void> {
+  if (dirs.pids && limits.pidsMax !== undefined) {
+    await writeFile(join(dirs.pids, 'pids.max'), `${limits.pidsMax}\n`);
   }
-
-  /** Pids currently in the group (either controller). */
-  async pids(): Promise<number[]> {
-    const found = new Set<number>();
-    for (const file of this.procsFiles) {
-      const text = await readFile(file, 'utf8').catch(() => '');
-      for (const line of text.split('\n')) {
-        const pid = Number.parseInt(line, 10);
-        if (pid > 0) found.add(pid);
-      }
+  if (dirs.memory && limits.memoryBytes !== undefined) {
+    await writeFile(join(dirs.memory, 'memory.limit_in_bytes'), `${limits.memoryBytes}\n`);
+    const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
+    // Without this, a command over its limit swaps instead of being stopped.
+    if (await isFile(memsw)) await writeFile(memsw, `${limits.memoryBytes}\n`);
+  }
+  if (dirs.cpu && limits.cpus !== undefined) {
+    await writeFile(join(dirs.cpu, 'cpu.cfs_period_us'), `${CFS_PERIOD_US}\n`);
+    try {
+      await writeFile(join(dirs.cpu, 'cpu.cfs_quota_us'), `${cfsQuotaUs(limits.cpus)}\n`);
+    } catch (err) {
+      // v1 refuses a quota above an ancestor's (the node's own cgroup may be limited to
+      // less than the setting): that ancestor's tighter limit holds for the command.
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
     }
-    return [...found];
-  }
-
-  /**
-   * SIGKILLs every process in the group, again and again until it is empty (a process
-   * may fork between the read and the kill). Returns false if it was still not empty
-   * after `withinMs`.
-   */
-  async killAll(withinMs = 5000): Promise<boolean> {
-    const deadline = Date.now() + withinMs;
-    for (;;) {
-      const pids = await this.pids();
-      if (pids.length === 0) return true;
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
-      if (Date.now() > deadline) return false;
-      await sleep(10);
-    }
-  }
-
-  /** True when the kernel's OOM killer killed a process of this group. */
-  async oomKilled(): Promise<boolean> {
-    const control = await readFile(join(this.memoryDir, 'memory.oom_control'), 'utf8').catch(
-      () => '',
-    );
-    const kills = /^oom_kill (\d+)$/m.exec(control);
-    if (kills) return Number(kills[1]) > 0;
-    // Kernels before 4.13 have no oom_kill counter; hitting the limit is the best sign.
-    const failcnt = await readFile(join(this.memoryDir, 'memory.failcnt'), 'utf8').catch(() => '0');
-    return Number.parseInt(failcnt, 10) > 0;
-  }
-
-  /**
-   * Kills what is left and removes both groups, then the shared parent directories when
-   * no other command uses them. Call once, after the command ended.
-   */
-  async remove(): Promise<void> {
-    await this.killAll();
-    for (const dir of [this.pidsDir, this.memoryDir]) await rmdirRetrying(dir);
-    for (const parent of this.parentDirs) await rmdir(parent).catch(() => {});
   }
 }
 
@@ -205,40 +230,4 @@ export function parseCgroupMembership(text: string): Map<string, string> {
     }
   }
   return out;
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** mkdir that survives another command removing the shared parent at the same moment. */
-async function mkdirRetrying(parent: string, dir: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await mkdir(parent, { recursive: true });
-      await mkdir(dir);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw err;
-    }
-  }
-}
-
-/** rmdir of a cgroup, which is EBUSY for a moment after its last process died. */
-async function rmdirRetrying(dir: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await rmdir(dir);
-      return;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
-      if (code !== 'EBUSY' || attempt >= 50) throw err;
-      await sleep(20);
-    }
-  }
 }

@@ -74,6 +74,12 @@ export interface Runner {
   probe(): Promise<RunnerProbe>;
   /** Runs one command. Rejects only when the sandbox itself could not be started. */
   run(spec: RunSpec): Promise<RunResult>;
+  /**
+   * Removes what killed nodes left behind on this host (the bwrap backend's empty
+   * per-command cgroups) and returns how many things it removed. Backends that leave
+   * nothing behind have none. Never throws.
+   */
+  sweepLeftovers?(): Promise<number>;
 }
 
 /** The uid (and gid) commands run as, in every backend. */

@@ -84,3 +84,12 @@ export async function selectRunner(
     }
   }
 }
+
+/**
+ * The selected runner's {@link Runner.sweepLeftovers}, for the node's periodic cleanup;
+ * 0 when there is no runner or it leaves nothing behind.
+ */
+export async function sweepRunnerLeftovers(selection: RunnerSelection): Promise<number> {
+  if (!('runner' in selection)) return 0;
+  return (await selection.runner.sweepLeftovers?.()) ?? 0;
+}

@@ -28,6 +28,8 @@ export interface SweeperDeps {
    * (it forgets what it knew of them as it does), never the sweep's.
    */
   tracked?: () => string[];
+  /** Removes what killed sandbox runs left on this host (empty per-command cgroups); returns how many. */
+  sweepSandbox?: () => Promise<number>;
 }
 
 /** What one sweep removed. */
@@ -87,8 +89,8 @@ async function removeUnclaimedDirs(deps: SweeperDeps): Promise<number> {
 /**
  * One pass of the periodic cleanup: releases live workspaces of runs that already
  * ended (a release that was interrupted), finishes the deletion of deleted or expired
- * runs, removes local directories no live row on this node claims, and evicts idle
- * warm copies. Each step is idempotent, so a crashed sweep is simply run again.
+ * runs, removes local directories no live row on this node claims, evicts idle
+ * warm copies, and removes what killed sandbox runs left on this host. Each step is idempotent, so a crashed sweep is simply run again.
  */
 export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepReport> {
   const released = await releaseMissed(deps);
@@ -99,6 +101,7 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
   }
   const directoriesRemoved = await removeUnclaimedDirs(deps);
   const warmEvicted = deps.evictIdle ? (await deps.evictIdle(now)).length : 0;
+  const sandboxLeftovers = (await deps.sweepSandbox?.()) ?? 0;
   const report = { released, runsCleaned, directoriesRemoved, warmEvicted };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(
@@ -107,6 +110,7 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
       removed: directoriesRemoved + warmEvicted,
       failed: 0,
       ...report,
+      sandboxLeftovers,
     },
     'workspace_command.temp_cleanup',
   );

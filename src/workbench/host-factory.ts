@@ -68,10 +68,16 @@ export async function createWorkbenchHost(
   deps: HostFactoryDeps,
 ): Promise<BuiltHost> {
   const candidates: RunnerCandidates = {
-    bwrap: new BwrapRunner({ logger: deps.log }),
+    bwrap: new BwrapRunner({ logger: deps.log, cpus: config.exec.cpus }),
     process: new ProcessRunner(),
     ...(deps.docker
-      ? { docker: new DockerRunner({ docker: deps.docker, image: config.runner.image }) }
+      ? {
+          docker: new DockerRunner({
+            docker: deps.docker,
+            image: config.runner.image,
+            nanoCpus: Math.round(config.exec.cpus * 1e9),
+          }),
+        }
       : {}),
   };
   const runner = await selectRunner(

@@ -14,6 +14,7 @@ import {
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
+import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
 import {
   type Command,
   type Db,
@@ -198,6 +199,7 @@ export class WorkbenchHost {
         log: this.deps.log,
         evictIdle: (now) => this.warm.evictIdle(now.getTime()),
         tracked: () => this.warm.tracked(),
+        sweepSandbox: () => sweepRunnerLeftovers(this.deps.exec.runner),
       },
       this.deps.cleanupIntervalMs,
     );

@@ -1,14 +1,16 @@
 /**
- * A pair of long-lived v1 cgroups (pids and memory) for the raw-bwrap variants of
- * case 1, to measure what starting a sandbox from inside a cgroup costs apart from
- * creating and removing one. Needs root and the v1 hierarchy; null otherwise.
+ * Cgroups the benchmark makes for itself: a pair of long-lived v1 cgroups (pids and
+ * memory) for the raw-bwrap variants of case 1, to measure what starting a sandbox from
+ * inside a cgroup costs apart from creating and removing one; and a `cpu` group for case
+ * 10 to run in. Each needs root and the v1 hierarchy.
  *
  * @module
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdir, rmdir } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
 import type { BenchContext } from './context.js';
 
 const ROOT = '/sys/fs/cgroup';
@@ -27,6 +29,35 @@ export async function benchCgroups(ctx: BenchContext): Promise<string[] | null> 
     return null;
   }
   return dirs.map((d) => join(d, 'cgroup.procs'));
+}
+
+/**
+ * Moves this process (all its threads; its children from then on) into a new v1 `cpu`
+ * group below its own, and returns the function that moves it back and removes the
+ * group. A node in a container sits in such a non-root group; at the root, the
+ * kernel's autogroup feature would weigh each session (each sandbox) as one task,
+ * hiding what happens to a node in a container. Null when it cannot be done here (no
+ * root, no v1 `cpu`).
+ */
+export async function enterCpuGroup(): Promise<(() => Promise<void>) | null> {
+  if (process.getuid?.() !== 0) return null;
+  const own = parseCgroupMembership(await readFile('/proc/self/cgroup', 'utf8')).get('cpu');
+  if (own === undefined) return null;
+  const home = join(ROOT, 'cpu', own);
+  const dir = join(home, `memql-bench-${randomBytes(4).toString('hex')}`);
+  try {
+    await mkdir(dir);
+    await writeFile(join(dir, 'cgroup.procs'), `${process.pid}\n`);
+  } catch {
+    await rmdir(dir).catch(() => {});
+    return null;
+  }
+  return async () => {
+    await writeFile(join(home, 'cgroup.procs'), `${process.pid}\n`);
+    // The runners' parent of command groups, if a command is still being removed.
+    await removeWhenEmpty(join(dir, 'memql'));
+    await removeWhenEmpty(dir);
+  };
 }
 
 async function removeWhenEmpty(dir: string): Promise<void> {

@@ -35,7 +35,7 @@ function parseArgs(argv: readonly string[]): Args {
         .map((s) => Number(s.trim()));
       const unknown = cases.filter((c) => !CASES.some((k) => k.id === c));
       if (unknown.length > 0)
-        throw new Error(`unknown case(s) ${unknown.join(', ')}; cases are 1-9`);
+        throw new Error(`unknown case(s) ${unknown.join(', ')}; cases are 1-${CASES.length}`);
     } else if (arg.startsWith('--size=')) {
       const v = arg.slice('--size='.length);
       if (v !== 'small' && v !== 'default') throw new Error('--size is small or default');

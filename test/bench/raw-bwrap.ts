@@ -11,9 +11,9 @@ import { spawn } from 'node:child_process';
 import { chown } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { BWRAP_FDS, bwrapArgs, sandboxEtcFiles } from '../../src/sandbox/bwrap-args.js';
-import { findSystemDirs } from '../../src/sandbox/bwrap-runner.js';
 import { SANDBOX_PATH } from '../../src/sandbox/command-env.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
+import { findSystemDirs } from '../../src/sandbox/system-dirs.js';
 
 const MiB = 1024 * 1024;
 

@@ -29,6 +29,7 @@ const DEFAULTS: Config = {
     outputLimitBytes: 1_048_576,
     memoryLimitBytes: 1_073_741_824,
     pidsLimit: 256,
+    cpus: 1,
     allowlistExtra: [],
   },
   fetch: { allowPrivate: [], maxBytes: 10_485_760, timeoutMs: 30_000 },

@@ -308,6 +308,18 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '-5', 'many'],
   },
   {
+    name: 'MEMQL_EXEC_CPU_LIMIT',
+    pick: (c) => c.exec.cpus,
+    valid: [
+      ['1', 1],
+      ['0.5', 0.5],
+      [' 2.25 ', 2.25],
+      ['0.01', 0.01],
+      ['1024', 1024],
+    ],
+    invalid: ['0', '0.0', '0.001', '-1', '1e3', '.5', '1.', '1,5', '2 cpus', '1025', 'NaN'],
+  },
+  {
     name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
     pick: (c) => c.exec.allowlistExtra,
     valid: [

@@ -3,7 +3,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { CgroupV1Hierarchy, parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import {
+  CFS_PERIOD_US,
+  CgroupV1Hierarchy,
+  cfsQuotaUs,
+  parseCgroupMembership,
+} from '../../src/sandbox/cgroups.js';
 
 t.test('parseCgroupMembership', async (t) => {
   const m = parseCgroupMembership(
@@ -29,46 +34,82 @@ t.test('no v1 controllers: unavailable, with the reason', async (t) => {
 t.test('a fake hierarchy: groups nest under the own cgroup, limits are written', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'memql-cg-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
-  for (const c of ['pids', 'memory']) {
+  for (const c of ['pids', 'memory', 'cpu']) {
     await mkdir(join(root, c), { recursive: true });
     await writeFile(join(root, c, 'cgroup.procs'), '');
   }
   await mkdir(join(root, 'memory/node/x'), { recursive: true });
   const self = join(root, 'self');
-  await writeFile(self, '8:pids:/\n4:memory:/node/x\n');
+  await writeFile(self, '8:pids:/\n4:memory:/node/x\n2:cpu,cpuacct:/c\n');
   const got = await CgroupV1Hierarchy.open({ root, selfCgroupFile: self });
   t.equal(got.ok, true);
   if (!got.ok) return;
-  await t.rejects(got.hierarchy.create('../escape', {}), /invalid cgroup name/);
-  const g = await got.hierarchy.create('cmd1', { pidsMax: 7, memoryBytes: 1024 });
-  t.equal(await readFile(join(root, 'pids/memql/cmd1/pids.max'), 'utf8'), '7\n');
+  t.equal(got.hierarchy.cpuUnavailable, null);
+  const g = await got.hierarchy.create({ pidsMax: 7, memoryBytes: 1024, cpus: 1.5 });
+  t.match(g.name, new RegExp(`^${process.pid}-[0-9a-f]{16}$`), 'named after the creating process');
+  t.equal(await readFile(join(root, `pids/memql/${g.name}/pids.max`), 'utf8'), '7\n');
   t.equal(
-    await readFile(join(root, 'memory/node/x/memql/cmd1/memory.limit_in_bytes'), 'utf8'),
+    await readFile(join(root, `memory/node/x/memql/${g.name}/memory.limit_in_bytes`), 'utf8'),
     '1024\n',
   );
+  t.equal(
+    await readFile(join(root, `cpu/c/memql/${g.name}/cpu.cfs_period_us`), 'utf8'),
+    '100000\n',
+  );
+  t.equal(await readFile(join(root, `cpu/c/memql/${g.name}/cpu.cfs_quota_us`), 'utf8'), '150000\n');
   t.same(g.procsFiles, [
-    join(root, 'pids/memql/cmd1/cgroup.procs'),
-    join(root, 'memory/node/x/memql/cmd1/cgroup.procs'),
+    join(root, `pids/memql/${g.name}/cgroup.procs`),
+    join(root, `memory/node/x/memql/${g.name}/cgroup.procs`),
+    join(root, `cpu/c/memql/${g.name}/cgroup.procs`),
   ]);
+  const free = await got.hierarchy.create({ pidsMax: 7 });
+  t.equal(free.procsFiles.length, 2, "no CPU limit: no cpu group, the node's is shared");
+});
+
+t.test('a fake hierarchy without the cpu controller: usable, without a CPU limit', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'memql-cg-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  for (const c of ['pids', 'memory']) {
+    await mkdir(join(root, c), { recursive: true });
+    await writeFile(join(root, c, 'cgroup.procs'), '');
+  }
+  const self = join(root, 'self');
+  await writeFile(self, '8:pids:/\n4:memory:/\n');
+  const got = await CgroupV1Hierarchy.open({ root, selfCgroupFile: self });
+  t.equal(got.ok, true);
+  if (!got.ok) return;
+  t.match(got.hierarchy.cpuUnavailable, /"cpu" is not mounted/);
+  const g = await got.hierarchy.create({ cpus: 1 });
+  t.equal(g.procsFiles.length, 2, 'pids and memory only');
+});
+
+t.test('cfsQuotaUs: CPUs over the 100 ms period, never under the kernel floor', async (t) => {
+  t.equal(CFS_PERIOD_US, 100_000);
+  t.equal(cfsQuotaUs(1), 100_000);
+  t.equal(cfsQuotaUs(0.5), 50_000);
+  t.equal(cfsQuotaUs(2.25), 225_000);
+  t.equal(cfsQuotaUs(0.001), 1000);
 });
 
 t.test('the real hierarchy: join, kill everything, OOM, remove', async (t) => {
   const got = await CgroupV1Hierarchy.open();
   t.equal(got.ok, true, 'cgroup v1 pids and memory are writable here (as root)');
   if (!got.ok) return;
-  const g = await got.hierarchy.create(`test-${process.pid}`, {
-    pidsMax: 16,
-    memoryBytes: 32 * 1024 * 1024,
-  });
+  t.equal(got.hierarchy.cpuUnavailable, null, 'and cpu');
+  const g = await got.hierarchy.create({ pidsMax: 16, memoryBytes: 32 * 1024 * 1024, cpus: 1 });
   let removed = false;
   t.teardown(async () => {
     if (!removed) await g.remove();
   });
-  const [pidsProcs, memProcs] = g.procsFiles;
+  t.equal(g.procsFiles.length, 3, 'pids, memory and cpu');
+  const [pidsProcs, memProcs, cpuProcs] = g.procsFiles;
   // The shell joins before it forks, as the bwrap launcher does.
   const child = spawn(
     '/bin/sh',
-    ['-c', `echo $$ > ${pidsProcs}; echo $$ > ${memProcs}; sleep 60 & sleep 60 & wait`],
+    [
+      '-c',
+      `echo $$ > ${pidsProcs}; echo $$ > ${memProcs}; echo $$ > ${cpuProcs}; sleep 60 & sleep 60 & wait`,
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -98,5 +139,5 @@ t.test('the real hierarchy: join, kill everything, OOM, remove', async (t) => {
   for (const dir of dirs) await t.rejects(stat(dir), 'group removed');
   const parent = dirs[0]!.replace(/\/[^/]+$/, '');
   const siblings: string[] = await readdir(parent).catch(() => []);
-  t.notOk(siblings.includes(`test-${process.pid}`));
+  t.notOk(siblings.includes(g.name));
 });

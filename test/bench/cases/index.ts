@@ -6,6 +6,7 @@
 
 import type { BenchContext } from '../context.js';
 import type { Row } from '../harness.js';
+import { cpuBomb } from './cpu-bomb.js';
 import { docker } from './docker.js';
 import { execInProcess } from './exec-in-process.js';
 import { execMesh } from './exec-mesh.js';
@@ -33,4 +34,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 7, name: 'queue', run: queue },
   { id: 8, name: 'memory', run: memory },
   { id: 9, name: 'docker', run: docker },
+  { id: 10, name: 'cpu bomb', run: cpuBomb },
 ];

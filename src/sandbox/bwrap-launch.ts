@@ -1,0 +1,158 @@
+/**
+ * Starting one command's sandbox and seeing it through: the launch chain of the bwrap
+ * runner (see `bwrap-runner.ts`), supervision of its time limit and cancel, the tree
+ * kill, and the result.
+ *
+ * @module
+ */
+
+import { spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { WorkbenchError } from '../contract/errors.js';
+import { BWRAP_FDS, sandboxEtcFiles } from './bwrap-args.js';
+import type { CommandCgroup } from './command-cgroup.js';
+import { createCommandOutput } from './output-capture.js';
+import { type RunResult, type RunSpec, SANDBOX_UID } from './runner.js';
+import { superviseChild, waitUntilGone, withinMs } from './supervise.js';
+
+/**
+ * Joins the cgroups named as arguments (count first), then execs the rest under
+ * `env -i`. The node spawns it with an empty environment already; `env -i` makes that
+ * hold even when something in the node (a preload, an instrumentation hook) adds
+ * variables to every spawn, as test harnesses do. Exits 125, without the "started"
+ * byte, when joining a cgroup fails.
+ */
+const LAUNCHER =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec /usr/bin/env -i "$@"';
+
+/** One sandbox to start. */
+export interface BwrapLaunch {
+  spec: RunSpec;
+  /** bwrap's arguments (see `bwrapArgs`). */
+  args: string[];
+  /** The command's groups, joined before anything else runs; null without cgroups. */
+  cgroup: CommandCgroup | null;
+  /** `performance.now()` when the run began, for the duration. */
+  startedAt: number;
+  /** The bwrap binary. */
+  bwrapPath: string;
+  /** setpriv, to drop from root to the sandbox uid; null when the node does not drop. */
+  setprivPath: string | null;
+}
+
+/**
+ * Starts the sandbox, streams its output within the caps, enforces the time limit and
+ * the cancel signal by killing the whole tree, and waits until nothing of it is left.
+ * Throws `no_sandbox` when the sandbox never started.
+ */
+export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
+  const { spec, args, cgroup, startedAt } = launch;
+  const procsFiles = cgroup?.procsFiles ?? [];
+  const drop =
+    launch.setprivPath !== null
+      ? [launch.setprivPath, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups']
+      : [];
+  const child = spawn(
+    '/bin/sh',
+    [
+      '-c',
+      LAUNCHER,
+      'memql-launch',
+      String(procsFiles.length),
+      ...procsFiles,
+      ...drop,
+      launch.bwrapPath,
+      ...args,
+    ],
+    {
+      cwd: '/',
+      env: {},
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+    },
+  );
+  const extra = child.stdio as unknown as (Readable & Writable)[];
+  // A pipe that breaks because the sandbox died is expected; never an unhandled error.
+  for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.on('error', () => {});
+  let started = false;
+  const startedPipe = extra[BWRAP_FDS.started];
+  // Resolves once the command is about to run (or bwrap is gone). Before that, bwrap's
+  // init may not have armed --die-with-parent yet: killing bwrap then can orphan it.
+  const startedOrExited = new Promise<void>((resolve) => {
+    startedPipe?.once('data', () => resolve());
+    child.once('exit', () => resolve());
+  });
+  startedPipe?.on('data', () => {
+    started = true;
+  });
+  let info = '';
+  extra[BWRAP_FDS.info]?.on('data', (chunk: Buffer) => {
+    if (info.length < 4096) info += chunk.toString();
+  });
+  // EOF comes once every holder (bwrap, its init, the prelude) is gone.
+  const startedEnd = new Promise<void>((resolve) => {
+    if (!startedPipe) return resolve();
+    startedPipe.once('end', resolve).once('close', resolve).once('error', resolve);
+  });
+  const etc = sandboxEtcFiles(SANDBOX_UID);
+  for (const [fd, text] of [
+    [BWRAP_FDS.passwd, etc.passwd],
+    [BWRAP_FDS.group, etc.group],
+    [BWRAP_FDS.hosts, etc.hosts],
+  ] as const) {
+    extra[fd]?.end(text);
+  }
+
+  const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
+  const end = await superviseChild(child, {
+    output,
+    stdin: spec.stdin,
+    timeoutMs: spec.timeoutMs,
+    signal: spec.signal,
+    killTree: async () => {
+      // bwrap dies → its sandbox init gets SIGKILL (--die-with-parent) → the pid
+      // namespace goes with it. The cgroup sweep covers anything in between.
+      // Under heavy load the setup can take seconds; waiting long here is cheaper than
+      // an orphaned sandbox.
+      await withinMs(startedOrExited, 30_000);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // If bwrap still had not armed --die-with-parent, its init survives bwrap: kill it
+      // directly (killing a pid namespace's init ends everything inside it).
+      const init = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+      if (init !== undefined && !started) {
+        try {
+          process.kill(Number(init), 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      await cgroup?.killAll();
+    },
+  });
+  await withinMs(startedEnd, 2000);
+  // Killing bwrap tears the pid namespace down asynchronously; its init is gone (or a
+  // zombie) only once every process in the namespace is. Without cgroups this is the
+  // only way to know nothing is left.
+  const initPid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+  if (initPid !== undefined) await waitUntilGone(Number(initPid), 5000);
+  for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.destroy();
+
+  if (!started && !end.timedOut && !end.cancelled) {
+    const detail = output.stderr.bytes().toString().trim().slice(0, 2000);
+    throw new WorkbenchError(
+      'no_sandbox',
+      `no_sandbox: the bwrap sandbox did not start (exit ${end.exitCode ?? end.signal}): ${detail || 'no message'}` +
+        ` (bwrap runs as uid ${SANDBOX_UID}: the workspace directory and its parents must be searchable by it)`,
+    );
+  }
+  // A child the OOM killer took while the command still succeeded did not end the command.
+  const oomKilled = cgroup !== null && end.exitCode !== 0 && (await cgroup.oomKilled());
+  return {
+    ...end,
+    oomKilled,
+    stdout: output.stdout.bytes(),
+    stderr: output.stderr.bytes(),
+    stdoutTruncated: output.stdout.truncated,
+    stderrTruncated: output.stderr.truncated,
+    durationMs: Math.round(performance.now() - startedAt),
+  };
+}
