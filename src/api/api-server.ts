@@ -17,7 +17,9 @@
  * | `GET /v1/artifacts/:id` | `{artifact}` |
  * | `GET /v1/artifacts/:id/content` | the bytes |
  * | `GET /v1/fleet/workbenches` | `{mode, replicas}` |
- * | `GET /healthz`, `GET /metrics`, `GET /console` | no token |
+ * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
+ * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
+ * | `GET /metrics`, `GET /console` | no token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
  *
@@ -40,6 +42,7 @@ import {
   listArtifactsRoute,
   listWorkspacesRoute,
 } from './read-routes.js';
+import { createReadinessProbe } from './readiness.js';
 import { createRunRoute, deleteRunRoute, endRunRoute, getRunRoute } from './run-routes.js';
 
 interface Route {
@@ -114,6 +117,12 @@ function serveConsole(res: ServerResponse): void {
 /** The request handler of the API server (exported for tests that mount it themselves). */
 export function createApiHandler(deps: ApiDeps) {
   const log = deps.log.child({ component: 'api' });
+  const readiness = createReadinessProbe({
+    db: deps.db,
+    fleet: deps.fleet,
+    localFallback: deps.localFallback ?? false,
+    log,
+  });
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     let url: URL;
@@ -126,6 +135,10 @@ export function createApiHandler(deps: ApiDeps) {
     const path = url.pathname;
     try {
       if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { ok: true });
+      if (method === 'GET' && path === '/readyz') {
+        const answer = await readiness();
+        return sendJson(res, answer.ready ? 200 : 503, answer);
+      }
       if (method === 'GET' && path === '/metrics') return await serveMetrics(deps, res);
       if (method === 'GET' && (path === '/console' || path === '/console/')) {
         return serveConsole(res);
