@@ -11,6 +11,7 @@
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
  * | `POST /v1/dispatch` | the dispatch result |
  * | `POST /v1/dispatch/stream` | NDJSON output lines, then one result line |
+ * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
@@ -31,6 +32,7 @@ import type { AddressInfo } from 'node:net';
 import type { ListenAddress } from '../config/index.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { authenticate } from './auth.js';
+import { listRunCommandsRoute } from './command-list.js';
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
 import { ApiError, errorAnswer, sendError, sendJson } from './http-io.js';
@@ -59,6 +61,11 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
   { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/commands$`),
+    handler: listRunCommandsRoute,
+  },
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },
