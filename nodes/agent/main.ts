@@ -69,6 +69,7 @@ async function main(): Promise<void> {
               running: () => local.queue.runningHere().length,
               queued: async () => (await countLiveCommands(db)).queued,
             }),
+      localFallback: config.workbenchRemote && config.workbenchLocalFallback,
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       metrics: local?.queue.metrics.registry ?? new Registry(),
       log,

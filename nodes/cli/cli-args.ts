@@ -20,6 +20,7 @@ export type CliCommand =
   | { kind: 'runs-delete'; runId: string }
   | { kind: 'exec'; runId: string; command: string; timeoutMs?: number; cwd?: string }
   | { kind: 'commands-get'; commandId: string }
+  | { kind: 'commands-list'; runId: string; status?: string; limit?: number; before?: string }
   | { kind: 'fs-read'; runId: string; path: string; out?: string }
   | {
       kind: 'fs-write';
@@ -76,6 +77,9 @@ const OPTIONS = {
   progress: { type: 'boolean' },
   name: { type: 'string' },
   'content-type': { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string' },
+  before: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -94,6 +98,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'runs-delete': [],
   exec: ['timeout-ms', 'cwd'],
   'commands-get': [],
+  'commands-list': ['status', 'limit', 'before'],
   'fs-read': ['out'],
   'fs-write': ['from', 'content', 'append'],
   'fs-ls': ['recursive'],
@@ -172,8 +177,21 @@ function parseCommand(
       } as const;
     }
     case 'commands': {
-      if (sub !== 'get') throw new UsageError(`commands: expected get, not "${sub ?? ''}"`);
-      return { kind: 'commands-get', commandId: take(rest, ['<commandId>'], 'commands get')[0]! };
+      if (sub === 'get') {
+        return { kind: 'commands-get', commandId: take(rest, ['<commandId>'], 'commands get')[0]! };
+      }
+      if (sub === 'list') {
+        const [runId] = take(rest, ['<runId>'], 'commands list');
+        const limit = positiveInt(v.limit, 'limit');
+        return {
+          kind: 'commands-list',
+          runId: runId!,
+          ...(v.status === undefined ? {} : { status: v.status }),
+          ...(limit === undefined ? {} : { limit }),
+          ...(v.before === undefined ? {} : { before: v.before }),
+        } as const;
+      }
+      throw new UsageError(`commands: expected get or list, not "${sub ?? ''}"`);
     }
     case 'fs':
       return parseFs(sub, rest, v);

@@ -6,6 +6,7 @@ import { open, readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import {
   ClientError,
+  type CommandStatus,
   type DispatchResult,
   type ExecPayload,
   type FsListPayload,
@@ -20,6 +21,7 @@ import {
   execExitCode,
   formatArtifacts,
   formatBytes,
+  formatCommands,
   formatError,
   formatListing,
   formatProgress,
@@ -146,6 +148,15 @@ async function runCommand(
       );
       if (record.stdout !== '') out.write(`--- stdout\n${record.stdout}`);
       if (record.stderr !== '') out.write(`--- stderr\n${record.stderr}`);
+      return 0;
+    }
+    case 'commands-list': {
+      const { kind: _kind, runId, status, ...options } = command;
+      const page = await client.listCommands(runId, {
+        ...options,
+        ...(status === undefined ? {} : { status: status as CommandStatus }),
+      });
+      global.json ? json(out, page) : out.write(formatCommands(runId, page));
       return 0;
     }
     case 'fs-read':

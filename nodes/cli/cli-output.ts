@@ -5,6 +5,7 @@
 import { constants } from 'node:os';
 import type {
   ArtifactRecord,
+  CommandPage,
   ExecPayload,
   FsListPayload,
   Run,
@@ -26,6 +27,8 @@ commands
   memql exec <runId> [--timeout-ms MS] [--cwd DIR] -- <command...>
       streams the output live; exits with the command's exit code
   memql commands get <commandId>
+  memql commands list <runId> [--status STATUS] [--limit N] [--before ID]
+      newest first, without output; finds a command whose call was cut off
 
 files
   memql fs read <runId> <path> [--out FILE]             to stdout unless --out
@@ -190,6 +193,24 @@ export function formatArtifacts(artifacts: readonly ArtifactRecord[]): string {
       a.createdAt,
     ]),
   );
+}
+
+/** A page of a run's commands as a table, and how to get the next page. */
+export function formatCommands(runId: string, page: CommandPage): string {
+  if (page.commands.length === 0) return 'no commands\n';
+  const rows = page.commands.map((c) => [
+    c.id,
+    c.callId ?? '-',
+    c.status,
+    c.exitCode === null ? (c.signal ?? '-') : String(c.exitCode),
+    c.durationMs === null ? '-' : `${c.durationMs} ms`,
+    c.queuedAt,
+  ]);
+  const more =
+    page.nextBefore === null
+      ? ''
+      : `(older commands: memql commands list ${runId} --before ${page.nextBefore})\n`;
+  return table(['ID', 'CALL', 'STATUS', 'EXIT', 'DURATION', 'QUEUED'], rows) + more;
 }
 
 /** An `fs_list` answer: one line per entry, directories with a trailing `/`. */

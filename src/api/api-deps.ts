@@ -24,6 +24,11 @@ export interface ApiDeps {
   objects: ObjectStore;
   dispatcher: ApiDispatcher;
   fleet: FleetSource;
+  /**
+   * Remote mode with `MEMQL_WORKBENCH_LOCAL_FALLBACK=1`: calls with no healthy peer run
+   * in-process, so `/readyz` does not need a peer. Default false.
+   */
+  localFallback?: boolean;
   /** The node's `MEMQL_WORKBENCH_ROOT` when it holds workspaces itself (local mode). */
   workbenchRoot?: string;
   /** Served at `/metrics`; an empty text when absent. */

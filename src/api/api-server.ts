@@ -11,13 +11,16 @@
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
  * | `POST /v1/dispatch` | the dispatch result |
  * | `POST /v1/dispatch/stream` | NDJSON output lines, then one result line |
+ * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
  * | `GET /v1/artifacts/:id` | `{artifact}` |
  * | `GET /v1/artifacts/:id/content` | the bytes |
  * | `GET /v1/fleet/workbenches` | `{mode, replicas}` |
- * | `GET /healthz`, `GET /metrics`, `GET /console` | no token |
+ * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
+ * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
+ * | `GET /metrics`, `GET /console` | no token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
  *
@@ -29,6 +32,7 @@ import type { AddressInfo } from 'node:net';
 import type { ListenAddress } from '../config/index.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { authenticate } from './auth.js';
+import { listRunCommandsRoute } from './command-list.js';
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
 import { ApiError, errorAnswer, sendError, sendJson } from './http-io.js';
@@ -40,6 +44,7 @@ import {
   listArtifactsRoute,
   listWorkspacesRoute,
 } from './read-routes.js';
+import { createReadinessProbe } from './readiness.js';
 import { createRunRoute, deleteRunRoute, endRunRoute, getRunRoute } from './run-routes.js';
 
 interface Route {
@@ -56,6 +61,11 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
   { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/commands$`),
+    handler: listRunCommandsRoute,
+  },
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },
@@ -114,6 +124,12 @@ function serveConsole(res: ServerResponse): void {
 /** The request handler of the API server (exported for tests that mount it themselves). */
 export function createApiHandler(deps: ApiDeps) {
   const log = deps.log.child({ component: 'api' });
+  const readiness = createReadinessProbe({
+    db: deps.db,
+    fleet: deps.fleet,
+    localFallback: deps.localFallback ?? false,
+    log,
+  });
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     let url: URL;
@@ -126,6 +142,10 @@ export function createApiHandler(deps: ApiDeps) {
     const path = url.pathname;
     try {
       if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { ok: true });
+      if (method === 'GET' && path === '/readyz') {
+        const answer = await readiness();
+        return sendJson(res, answer.ready ? 200 : 503, answer);
+      }
       if (method === 'GET' && path === '/metrics') return await serveMetrics(deps, res);
       if (method === 'GET' && (path === '/console' || path === '/console/')) {
         return serveConsole(res);

@@ -10,4 +10,5 @@ export * from './api-server.js';
 export * from './auth.js';
 export * from './dev-token.js';
 export * from './fleet.js';
+export * from './readiness.js';
 export * from './release-reasons.js';

@@ -24,18 +24,37 @@ export function runView(run: Run) {
   };
 }
 
-/** A command, its output as UTF-8 text. */
-export function commandView(c: Command) {
+/** A command as a list reads it: everything but its output and its request. */
+export type CommandSummary = Omit<Command, 'stdout' | 'stderr' | 'request'>;
+
+/**
+ * A command in a list (`GET /v1/runs/:runId/commands`): how it ended, without the
+ * output bodies, which only {@link commandView} carries.
+ */
+export function commandSummaryView(c: CommandSummary) {
+  const {
+    stdout: _stdout,
+    stderr: _stderr,
+    ...outcome
+  } = commandOutcome({ ...c, stdout: null, stderr: null, request: {} });
   return {
     id: c.id,
     runId: c.runId,
-    ...commandOutcome(c),
+    callId: c.callId,
+    ...outcome,
     errorCode: c.errorCode,
     errorCategory: c.errorCategory,
+    timeoutMs: c.timeoutMs,
+    attempts: c.attempts,
     queuedAt: iso(c.queuedAt),
     startedAt: iso(c.startedAt),
     finishedAt: iso(c.finishedAt),
   };
+}
+
+/** A command, its output as UTF-8 text: the list's fields plus `stdout` and `stderr`. */
+export function commandView(c: Command) {
+  return { ...commandSummaryView(c), ...commandOutcome(c) };
 }
 
 /** A workspace, its release reason also in words. */

@@ -128,23 +128,55 @@ export interface FsListPayload {
   readonly truncated: boolean;
 }
 
-/** A command row, read by id. */
-export interface CommandRecord {
+/** A command as a run's command list shows it: how it ended, without its output. */
+export interface CommandSummaryRecord {
   readonly id: string;
   readonly runId: string;
+  /** The `callId` of the dispatch that queued it, when one was sent. */
+  readonly callId: string | null;
   readonly status: CommandStatus;
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly timedOut: boolean;
   readonly cancelled: boolean;
-  readonly stdout: string;
-  readonly stderr: string;
+  readonly oomKilled: boolean;
   readonly stdoutTruncated: boolean;
   readonly stderrTruncated: boolean;
+  /** Run time in milliseconds, null when it never ran. */
   readonly durationMs: number | null;
   /** Why the command failed, when it did (a contract error code). */
   readonly errorCode: string | null;
   readonly errorCategory: string | null;
+  /** Its time limit, in milliseconds. */
+  readonly timeoutMs: number;
+  /** How many times a worker claimed it. */
+  readonly attempts: number;
+  readonly queuedAt: string;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+/** A command row, read by id: the list's fields and the output. */
+export interface CommandRecord extends CommandSummaryRecord {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** What `listCommands` may select. */
+export interface ListCommandsOptions {
+  /** Only commands in this status. */
+  readonly status?: CommandStatus;
+  /** Commands per page, 1 to 500; the server's default is 50. */
+  readonly limit?: number;
+  /** Only commands older than this one: the `nextBefore` of the previous page. */
+  readonly before?: string;
+}
+
+/** One page of a run's commands, newest first. */
+export interface CommandPage {
+  readonly commands: readonly CommandSummaryRecord[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  readonly nextBefore: string | null;
 }
 
 /** A workspace row of one of the caller's runs. */

@@ -22,11 +22,13 @@ import { ClientError, errorFromResponse, isAbortError, unreachableError } from '
 import { isDispatchResult, type OutputStream, readDispatchStream } from './ndjson-stream.js';
 import type {
   ArtifactRecord,
+  CommandPage,
   CommandRecord,
   CreateRunOptions,
   DeletedCounts,
   DispatchRequest,
   FleetView,
+  ListCommandsOptions,
   Run,
   TerminalRunStatus,
   WorkspaceRecord,
@@ -155,6 +157,24 @@ export class WorkbenchClient {
   async getCommand(commandId: string): Promise<CommandRecord> {
     const body = await this.json('GET', `/v1/commands/${enc(commandId)}`);
     return field<CommandRecord>(body, 'command');
+  }
+
+  /**
+   * One page of a run's commands, newest first, without their output: how a caller
+   * finds a command whose call was cut off before it learned the id. Page on with
+   * `before: page.nextBefore` until it is null.
+   */
+  async listCommands(runId: string, options: ListCommandsOptions = {}): Promise<CommandPage> {
+    const query = new URLSearchParams();
+    if (options.status !== undefined) query.set('status', options.status);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.before !== undefined) query.set('before', options.before);
+    const search = query.size > 0 ? `?${query}` : '';
+    const body = await this.json('GET', `/v1/runs/${enc(runId)}/commands${search}`);
+    return {
+      commands: field<CommandPage['commands']>(body, 'commands'),
+      nextBefore: field<string | null>(body, 'nextBefore'),
+    };
   }
 
   /** The caller's workspaces; released ones too when `includeReleased`. */

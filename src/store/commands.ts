@@ -391,3 +391,38 @@ export async function countLiveCommands(
 export async function deleteRunCommands(q: Queryable, runId: string): Promise<number> {
   return q.execute('delete from workspace_command where run_id = $1', [runId]);
 }
+
+/**
+ * A run's commands, newest first: by `queued_at` then id, both descending, so commands
+ * queued in the same instant still have one order and a page boundary never skips or
+ * repeats one. At most `limit`, of one `status` when given, and only those after
+ * `before` in that order (`before` is a command id of this run; any other id lists
+ * nothing). Output and request are not read: a list never carries them, and
+ * {@link getCommand} reads one command whole.
+ */
+export async function listRunCommands(
+  q: Queryable,
+  runId: string,
+  options: { status?: CommandStatus; limit: number; before?: string },
+): Promise<Omit<Command, 'stdout' | 'stderr' | 'request'>[]> {
+  const unread = ['stdout', 'stderr', 'request'];
+  const columns = COLUMNS.split(',')
+    .map((c) => c.trim())
+    .filter((c) => !unread.includes(c))
+    .map((c) => `c.${c}`)
+    .join(', ');
+  const rows = await q.query(
+    `select ${columns} from workspace_command c
+     where c.run_id = $1
+       and ($2::text is null or c.status = $2::text)
+       and ($3::text is null or (c.queued_at, c.id) < (
+         select b.queued_at, b.id from workspace_command b where b.id = $3::text and b.run_id = $1))
+     order by c.queued_at desc, c.id desc
+     limit $4::int`,
+    [runId, options.status ?? null, options.before ?? null, options.limit],
+  );
+  return rows.map((r) => {
+    const { stdout: _stdout, stderr: _stderr, request: _request, ...summary } = toCommand(r);
+    return summary;
+  });
+}

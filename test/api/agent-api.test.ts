@@ -79,6 +79,13 @@ t.test('a remote agent serves the API over its workbench replicas', async (t) =>
   t.type(fleet.body.replicas[0].capacity, 'number');
   const since = Date.parse(fleet.body.replicas[0].connectedSince);
   t.ok(since > Date.now() - 60_000 && since <= Date.now(), 'connected since a moment ago');
+  const readyz = async () => {
+    const res = await fetch(`${String(ready.apiUrl)}/readyz`);
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const readyNow = await readyz();
+  t.equal(readyNow.status, 200, 'ready with its replica connected');
+  t.same(readyNow.body.checks.workbench, { ok: true, detail: '1 of 1 workbench peers healthy' });
 
   const runId = (await call('POST', '/runs', {})).body.run.id as string;
   const env1 = (action: string, args: object) => ({
@@ -99,6 +106,19 @@ t.test('a remote agent serves the API over its workbench replicas', async (t) =>
   const ws = await call('GET', '/workspaces');
   t.equal(ws.body.workspaces[0].nodeId, 'wb-api-1');
 
-  t.equal((await agent.stop('SIGTERM')).code, 0);
   t.equal((await wb.proc.stop('SIGTERM')).code, 0);
+  // Without its only replica the agent stays alive but leaves the ready set.
+  let unready = await readyz();
+  const until = Date.now() + 30_000;
+  while (unready.status !== 503 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    unready = await readyz();
+  }
+  t.equal(unready.status, 503, 'not ready once its replica is gone');
+  t.equal(unready.body.checks.workbench.ok, false);
+  t.equal(unready.body.checks.database.ok, true);
+  const alive = await fetch(`${String(ready.apiUrl)}/healthz`);
+  t.equal(alive.status, 200, 'but alive');
+  await alive.body?.cancel();
+  t.equal((await agent.stop('SIGTERM')).code, 0);
 });

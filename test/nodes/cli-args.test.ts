@@ -6,6 +6,7 @@ import { type CliInvocation, connection, parseCli, UsageError } from '../../node
 import {
   execExitCode,
   formatBytes,
+  formatCommands,
   formatError,
   formatListing,
   formatProgress,
@@ -51,6 +52,11 @@ t.test('every subcommand parses into its command', async (t) => {
       { kind: 'exec', runId: 'r1', command: 'exit 3', timeoutMs: 500, cwd: 'src' },
     ],
     [['commands', 'get', 'c1'], { kind: 'commands-get', commandId: 'c1' }],
+    [['commands', 'list', 'r1'], { kind: 'commands-list', runId: 'r1' }],
+    [
+      ['commands', 'list', 'r1', '--status', 'failed', '--limit', '5', '--before', 'c9'],
+      { kind: 'commands-list', runId: 'r1', status: 'failed', limit: 5, before: 'c9' },
+    ],
     [['fs', 'read', 'r1', 'a/b.txt'], { kind: 'fs-read', runId: 'r1', path: 'a/b.txt' }],
     [['fs', 'read', 'r1', 'a', '-o', 'x'], { kind: 'fs-read', runId: 'r1', path: 'a', out: 'x' }],
     [
@@ -129,6 +135,10 @@ t.test('usage errors say what is wrong', async (t) => {
     [['fs', 'write', 'r1', 'a', '--from', 'x', '--content', 'y'], 'exactly one of --from'],
     [['fs', 'cp'], 'fs: expected read, write or ls'],
     [['artifacts', 'get'], 'artifacts: expected list or download'],
+    [['commands', 'show', 'c1'], 'commands: expected get or list'],
+    [['commands', 'list'], 'commands list: missing <runId>'],
+    [['commands', 'list', 'r1', '--limit', '0'], '--limit expects a positive integer'],
+    [['commands', 'get', 'c1', '--status', 'failed'], '--status does not apply to "commands get"'],
     [['workspaces', '-r'], '--recursive does not apply to "workspaces"'],
     [['runs', 'get', 'r1', '--out', 'x'], '--out does not apply to "runs get"'],
     [['workspaces', '--bogus'], "Unknown option '--bogus'"],
@@ -229,6 +239,41 @@ t.test('human formatting', async (t) => {
     `d             src/\n-         12  src/a.ts\nl          3  link\n(more entries not shown)\n`,
   );
   t.equal(formatListing({ path: '.', truncated: false, entries: [] }), '');
+  const command = {
+    id: 'c2',
+    runId: 'r1',
+    callId: null,
+    status: 'timed_out',
+    exitCode: null,
+    signal: 'SIGKILL',
+    timedOut: true,
+    cancelled: false,
+    oomKilled: false,
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    durationMs: 500,
+    errorCode: null,
+    errorCategory: null,
+    timeoutMs: 500,
+    attempts: 1,
+    queuedAt: '2030-01-01T00:00:01.000Z',
+    startedAt: null,
+    finishedAt: null,
+  } as const;
+  t.equal(
+    formatCommands('r1', {
+      commands: [command, { ...command, id: 'c1', callId: 'k', status: 'completed', exitCode: 0 }],
+      nextBefore: 'c1',
+    }),
+    [
+      'ID  CALL  STATUS     EXIT     DURATION  QUEUED',
+      'c2  -     timed_out  SIGKILL  500 ms    2030-01-01T00:00:01.000Z',
+      'c1  k     completed  0        500 ms    2030-01-01T00:00:01.000Z',
+      '(older commands: memql commands list r1 --before c1)',
+      '',
+    ].join('\n'),
+  );
+  t.equal(formatCommands('r1', { commands: [], nextBefore: null }), 'no commands\n');
   for (const word of [
     'runs create',
     'exec <runId>',

@@ -188,6 +188,26 @@ t.test('the same flow through the memql CLI', async (t) => {
   t.equal(timedOut.code, 124, 'a timed-out command exits 124');
   t.match(timedOut.stderr, 'timed out');
 
+  const commands = await memql(['--json', 'commands', 'list', runId, '--limit', '2']);
+  t.equal(commands.code, 0, commands.stderr);
+  const page = JSON.parse(commands.stdout.toString()) as {
+    commands: { status: string; stdout?: string }[];
+    nextBefore: string | null;
+  };
+  t.same(
+    page.commands.map((c) => c.status),
+    ['timed_out', 'completed'],
+    'commands list: newest first',
+  );
+  t.ok(page.nextBefore, 'and a next page');
+  t.notOk('stdout' in (page.commands[0] ?? {}), 'without output');
+  const older = await memql(['commands', 'list', runId, '--before', String(page.nextBefore)]);
+  t.equal(older.code, 0, older.stderr);
+  t.match(
+    older.stdout.toString(),
+    /^ID +CALL +STATUS +EXIT +DURATION +QUEUED\n\S+ +- +completed +3 /,
+  );
+
   const refused = await memql(['exec', runId, '--', 'bash -c true']);
   t.equal(refused.code, 1);
   t.match(refused.stderr, /^error: command_not_allowed: .*\nhint: /);
