@@ -1,5 +1,6 @@
 import type { ActionArgs } from '../contract/index.js';
 import { isErrorCode, WorkbenchError } from '../contract/index.js';
+import { FILES_NOT_SAVED } from '../queue/index.js';
 import type { Runner, RunResult } from '../sandbox/runner.js';
 import type { RunnerSelection } from '../sandbox/select-runner.js';
 import type { Command } from '../store/index.js';
@@ -147,20 +148,42 @@ export async function runInSandbox(
 }
 
 /**
- * The `exec` answer for a terminal command row. A command that could not run at all
- * (`failed` with a code) is the caller's error; every other end is an answer.
+ * The `exec` answer for a terminal command row. A command that did not end on its own
+ * terms (`failed`) is the caller's error, with a message for each way that happens:
+ * it could not run; it was lost with its node (`command_lost`); its node stopped
+ * during it (`node_stopping`); or it ran but its file changes were not kept. Every
+ * other end is an answer. Output a failed command did produce rides in the payload.
  */
 export function execPayload(command: Command): ExecPayload {
   if (command.status === 'failed') {
     const code = isErrorCode(command.errorCode) ? command.errorCode : 'internal';
-    const lost = command.errorCategory === 'recovered_stale';
-    throw new WorkbenchError(
-      code,
-      lost
-        ? `${code}: command ${command.id} was lost with the node running it; run it again`
-        : `${code}: command ${command.id} could not run (${command.errorCategory ?? 'no detail'})`,
-      { commandId: command.id, errorCategory: command.errorCategory },
-    );
+    const base = { commandId: command.id, errorCategory: command.errorCategory };
+    switch (command.errorCategory) {
+      case 'recovered_stale':
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} was lost with the node running it before its outcome was recorded; file changes it had committed are kept. Check the workspace, then run it again with a new callId (a repeated callId keeps answering this)`,
+          { ...base, retry: 'new_call_id' },
+        );
+      case 'shutdown':
+        throw new WorkbenchError(
+          code,
+          `${code}: the node running command ${command.id} shut down and cut it off; files it wrote until then are kept. Run it again (with a new callId)`,
+          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+        );
+      case FILES_NOT_SAVED:
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} ran (exit code ${command.exitCode ?? 'none'}) but its file changes could not be saved, so they are not in the workspace; run it again (with a new callId)`,
+          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+        );
+      default:
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} could not run (${command.errorCategory ?? 'no detail'})`,
+          base,
+        );
+    }
   }
   return { commandId: command.id, ...commandOutcome(command) };
 }

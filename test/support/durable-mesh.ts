@@ -150,6 +150,11 @@ export class DurableMesh {
     return exits;
   }
 
+  /** `MEMQL_WORKBENCH_ROOT` of a replica: its warm copies are `<root>/<runId>`. */
+  workbenchRoot(nodeId: string): string {
+    return join(this.env.baseDir, nodeId, 'workbenches');
+  }
+
   /** The replica process of `nodeId`. */
   replica(nodeId: string): WorkbenchProcess {
     const wb = this.replicas.get(nodeId);
