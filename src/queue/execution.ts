@@ -26,9 +26,10 @@ export interface ExecuteContext {
   /**
    * The command itself has ended; what follows is keeping its result (the file sync).
    * From here a cancel or the worker's timeout backstop no longer stops the executor:
-   * the command ran, and its outcome is what gets recorded.
+   * the command ran, and its outcome is what gets recorded. `exitCode` is how it
+   * ended (null for a signal), told to callers if recording is delayed.
    */
-  ran(): void;
+  ran(exitCode: number | null): void;
   /**
    * True once the worker has given the command up (its node is stopping, or its lease
    * went to another worker): an executor retrying a dependency after the command ran

@@ -161,6 +161,7 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
   const controller = new AbortController();
   let reason: AbortReason | null = null;
   let ran = false;
+  let ranExit: number | null = null;
   const abort = (why: AbortReason) => {
     if (reason !== null) return;
     // Once the command has run, only losing the worker stops the executor's recording.
@@ -197,11 +198,12 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
           deps.execute(command, {
             signal: controller.signal,
             onOutput: (stream, chunk) => deps.waiters.emitOutput(command.id, stream, chunk),
-            ran: () => {
+            ran: (exitCode) => {
               ran = true;
+              ranExit = exitCode;
             },
             stopping: () => reason === 'shutdown' || reason === 'lease_lost',
-            recordingDelayed: (err) => notice.failed(null, err),
+            recordingDelayed: (err) => notice.failed(ranExit, err),
           }),
         );
         end = await settle(run, controller.signal);

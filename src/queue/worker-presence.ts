@@ -7,7 +7,9 @@
  * It also tracks how long this node has reached the database without a failure.
  * After an outage every worker's heartbeat is old at once; a node must not read that
  * as "everyone died", so stale recovery waits until the database has answered this
- * node continuously for a whole liveness window, by when live workers have renewed.
+ * node continuously for two liveness windows. A live worker renews five times per
+ * window once its driver has reconnected (within 2 s, see `postgres-driver.ts`), so by
+ * then every live worker has renewed. A node that just started waits the same.
  *
  * @module
  */
@@ -56,13 +58,13 @@ export class WorkerPresence {
   }
 
   /**
-   * True once the database has answered this node without a failure for a whole
-   * liveness window: only then is an old heartbeat evidence of a dead worker.
+   * True once the database has answered this node without a failure for two liveness
+   * windows: only then is an old heartbeat evidence of a dead worker.
    */
   steadyForRecovery(): boolean {
     return (
       this.reachableSince !== null &&
-      performance.now() - this.reachableSince >= this.options.livenessMs
+      performance.now() - this.reachableSince >= 2 * this.options.livenessMs
     );
   }
 

@@ -44,11 +44,26 @@ function queryable(sql: Sql): Queryable {
   };
 }
 
+/**
+ * The longest pause between two attempts to reconnect, seconds. postgres.js backs off
+ * up to 20 s by default; after an outage every node must be back within a couple of
+ * seconds, because stale recovery (`src/queue/worker-presence.ts`) gives live workers
+ * only a short while to renew their heartbeats before it counts them gone.
+ */
+export const RECONNECT_BACKOFF_MAX_SECONDS = 2;
+
+/** Seconds before reconnect attempt `retries`: doubling from 50 ms, jittered, capped. */
+export function reconnectBackoff(retries: number): number {
+  const ceiling = Math.min(0.05 * 2 ** retries, RECONNECT_BACKOFF_MAX_SECONDS);
+  return ceiling * (0.5 + Math.random() / 2);
+}
+
 /** Opens a pooled connection to a real Postgres server through postgres.js. */
 export function openPostgres(options: PostgresOptions): Db {
   const sql = postgres(options.url, {
     max: options.maxConnections ?? 10,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
+    backoff: reconnectBackoff,
     onnotice: () => {},
     // int8 as a JavaScript number, as PGlite returns it: our counters and sizes stay
     // far below 2^53.

@@ -94,7 +94,7 @@ export function executeCommand(
         command.timeoutMs,
         ctx,
       );
-      ctx.ran();
+      ctx.ran(result.exitCode);
       const failed = await keepFiles(deps, held, ctx, command.id);
       return failed ? { ...result, filesNotSaved: failed } : result;
     },
