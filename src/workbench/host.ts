@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Authority,
   checkActionAuthority,
@@ -13,11 +14,12 @@ import {
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
+import { CommandQueue, DEFAULT_LIVENESS_MS, isTerminal } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
 import {
   type Command,
   type Db,
+  getCommand,
   getRun,
   isTerminalRunStatus,
   listLiveWorkspacesForNode,
@@ -309,6 +311,20 @@ export class WorkbenchHost {
     return execPayload(command);
   }
 
+  /**
+   * Reads a command's row until it is terminal, `signal` aborts, or the handoff wait
+   * passes; null unless it ended. For a call whose command a stopping node left queued.
+   */
+  private async followCommand(commandId: string, signal: AbortSignal): Promise<Command | null> {
+    const deadline = performance.now() + (this.deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS);
+    while (!signal.aborted && performance.now() < deadline) {
+      const row = await getCommand(this.deps.db, commandId).catch(() => null);
+      if (row && isTerminal(row)) return row;
+      await delay(this.deps.queue.pollIntervalMs, undefined, { signal }).catch(() => undefined);
+    }
+    return null;
+  }
+
   /** The run of a call or command; refuses a missing or ended one. */
   private async resolveRun(runId: string): Promise<Run> {
     const run = await getRun(this.deps.db, runId);
@@ -398,6 +414,12 @@ export class WorkbenchHost {
       });
       return execPayload(done);
     } catch (err) {
+      if (!stopped.signal.aborted && this.queue.lifecycle === 'stopped') {
+        // This node handed the workspace off with the command still queued: the next
+        // holder runs it. Follow its row while the call may still wait.
+        const row = await this.followCommand(commandId, stopped.signal);
+        if (row) return execPayload(row);
+      }
       if (stopped.signal.aborted || this.queue.lifecycle === 'stopped') {
         throw new WorkbenchError(
           'unavailable',

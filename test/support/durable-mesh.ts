@@ -164,10 +164,14 @@ export class DurableMesh {
 
   /** Waits until the agent sees every named replica connected and healthy. */
   async untilHealthy(nodeIds: string[]): Promise<void> {
-    await eventually(`replicas ${nodeIds} healthy`, async () => {
-      const peers = await this.agent.peers();
-      return nodeIds.every((id) => peers.some((p) => p.nodeId === id && p.healthy));
-    });
+    await eventually(
+      `replicas ${nodeIds} healthy`,
+      async () => {
+        const peers = await this.agent.peers();
+        return nodeIds.every((id) => peers.some((p) => p.nodeId === id && p.healthy));
+      },
+      120_000,
+    );
   }
 
   /** Starts a stopped replica again on its address. */

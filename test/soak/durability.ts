@@ -1,0 +1,228 @@
+/**
+ * `npm run soak`: the durability soak. One agent and two workbench processes on the
+ * test Postgres and a real object store; a burst of mixed calls to one run while the
+ * replica holding it is drained (SIGTERM) and killed (SIGKILL) mid-command, again and
+ * again, each time started back up. Then every write and every command that was
+ * acknowledged is checked, and the run's commands are checked to have all ended.
+ *
+ *   npm run soak -- --calls=1000 --drains=20 --kills=20 --store=fs|s3
+ *
+ * Prints a JSON summary; exits 1 when anything acknowledged was lost or a command
+ * was left neither completed nor ended.
+ *
+ * @module
+ */
+
+import type { Test } from 'tap';
+import { DurableMesh } from '../support/durable-mesh.js';
+import type { HarnessOutcome } from '../support/mesh-harness.js';
+
+interface Args {
+  calls: number;
+  drains: number;
+  kills: number;
+  store: 'fs' | 's3';
+  concurrency: number;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { calls: 1000, drains: 20, kills: 20, store: 'fs', concurrency: 16 };
+  for (const arg of argv) {
+    const [key, value] = arg.replace(/^--/, '').split('=');
+    if (key === 'store' && (value === 'fs' || value === 's3')) args.store = value;
+    else if (key && key in args && Number.isSafeInteger(Number(value))) {
+      (args as unknown as Record<string, number>)[key] = Number(value);
+    } else throw new Error(`unknown argument ${arg}`);
+  }
+  return args;
+}
+
+/** A stand-in for tap's Test: the mesh only registers teardowns on it. */
+function teardowns(): { t: Test; run: () => Promise<void> } {
+  const fns: (() => unknown)[] = [];
+  const t = { teardown: (fn: () => unknown) => fns.push(fn) } as unknown as Test;
+  return {
+    t,
+    run: async () => {
+      for (const fn of fns.reverse()) await Promise.resolve(fn()).catch(() => undefined);
+    },
+  };
+}
+
+const RUN = 'run-soak';
+/** The action of call `i`, by `i % 10` (a read falls back to a list until a write is acknowledged). */
+const ACTIONS = [
+  'write',
+  'write',
+  'write',
+  'write',
+  'exec',
+  'exec',
+  'exec',
+  'read',
+  'read',
+  'list',
+];
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const cleanup = teardowns();
+  const began = Date.now();
+  const mesh = await DurableMesh.start(cleanup.t, {
+    store: args.store,
+    env: { MEMQL_NODE_LIVENESS_MS: '3000' },
+    args: ['--shutdown-grace-ms=2000'],
+  });
+  try {
+    await mesh.run(RUN, 'wb-a');
+    const expected = new Map<string, string>();
+    const outcomes: Record<string, number> = {};
+    const reasons: Record<string, number> = {};
+    const note = (key: string) => {
+      outcomes[key] = (outcomes[key] ?? 0) + 1;
+    };
+    let issued = 0;
+    let chaosDone = false;
+
+    const one = async (i: number) => {
+      const kind = i % 10;
+      let r: HarnessOutcome;
+      try {
+        if (kind < 4) {
+          const path = `w/${i}.txt`;
+          r = await mesh.dispatch(RUN, 'fs_write', { path, content: `write ${i}` });
+          if (r.result.ok) expected.set(path, `write ${i}`);
+        } else if (kind < 7) {
+          const path = `e/${i}.txt`;
+          r = await mesh.dispatch(RUN, 'exec', {
+            command: `mkdir -p e; sleep 0.${(i % 5) + 1}; echo exec ${i} > ${path}`,
+          });
+          const exit = r.result.ok ? (r.result.payload as { exitCode: number }).exitCode : null;
+          if (r.result.ok && exit === 0) expected.set(path, `exec ${i}\n`);
+        } else if (kind < 9 && expected.size > 0) {
+          // Only acknowledged paths: a read that misses one is a loss seen live.
+          const known = [...expected.keys()];
+          const path = known[i % known.length]!;
+          r = await mesh.dispatch(RUN, 'fs_read', { path });
+        } else {
+          r = await mesh.dispatch(RUN, 'fs_list', { path: '.', recursive: true });
+        }
+        const action = ACTIONS[kind] ?? 'list';
+        note(`${action}:${r.result.ok ? 'ok' : r.result.errorCode}`);
+        if (!r.result.ok) {
+          // The message without ids and numbers, to group refusals by kind.
+          const why = r.result.message.replace(/[0-9a-f-]{36}|"[^"]*"|\d+/g, '#').slice(0, 100);
+          reasons[`${action}: ${why}`] = (reasons[`${action}: ${why}`] ?? 0) + 1;
+        }
+      } catch {
+        note('no_answer');
+      }
+    };
+
+    const worker = async () => {
+      while (issued < args.calls || !chaosDone) {
+        issued += 1;
+        await one(issued);
+      }
+    };
+
+    const chaos = async () => {
+      const plan = [
+        ...Array.from({ length: args.drains }, () => 'SIGTERM' as const),
+        ...Array.from({ length: args.kills }, () => 'SIGKILL' as const),
+      ].sort((a, b) => (a === b ? 0 : Math.random() - 0.5));
+      let midCommand = 0;
+      for (const signal of plan) {
+        // Mid-command: wait (bounded) for a command of the run to be running.
+        const until = Date.now() + 10_000;
+        let holder: string | null = null;
+        while (Date.now() < until) {
+          holder = await mesh.holder(RUN);
+          const running = await mesh.db.query(
+            `select 1 from workspace_command where run_id = $1 and status = 'running'`,
+            [RUN],
+          );
+          if (holder && running.length > 0) {
+            midCommand += 1;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        holder ??= 'wb-a';
+        const wb = mesh.replica(holder);
+        if (wb.proc.alive) {
+          wb.proc.child.kill(signal);
+          await wb.proc.exited;
+        }
+        await mesh.restart(holder);
+        await mesh.untilHealthy(['wb-a', 'wb-b']);
+      }
+      chaosDone = true;
+      return midCommand;
+    };
+
+    const [midCommand] = await Promise.all([
+      chaos(),
+      ...Array.from({ length: args.concurrency }, worker),
+    ]);
+
+    // Every command of the run ends: recovery takes what the killed replicas left.
+    const settleUntil = Date.now() + 120_000;
+    let live = -1;
+    while (Date.now() < settleUntil) {
+      const rows = await mesh.db.query<{ n: number }>(
+        `select count(*)::int as n from workspace_command
+         where run_id = $1 and status in ('queued', 'running')`,
+        [RUN],
+      );
+      live = Number(rows[0]?.n ?? 0);
+      if (live === 0) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const statuses = await mesh.db.query<{ status: string; n: number }>(
+      `select coalesce(error_code, status) as status, count(*)::int as n from workspace_command
+       where run_id = $1 group by 1 order by 1`,
+      [RUN],
+    );
+
+    const lost: string[] = [];
+    for (const [path, content] of expected) {
+      const r = await mesh.dispatch(RUN, 'fs_read', { path });
+      const got = r.result.ok ? (r.result.payload as { content: string }).content : null;
+      if (got !== content) lost.push(path);
+    }
+    const rows = await mesh.rows(RUN);
+    const summary = {
+      store: args.store,
+      calls: issued,
+      drains: args.drains,
+      kills: args.kills,
+      disruptionsMidCommand: midCommand,
+      acknowledgedWrites: [...expected.keys()].filter((p) => p.startsWith('w/')).length,
+      acknowledgedExecFiles: [...expected.keys()].filter((p) => p.startsWith('e/')).length,
+      lost: lost.length,
+      lostPaths: lost.slice(0, 20),
+      commandsNotTerminal: live,
+      commandsByOutcome: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
+      outcomes,
+      refusals: reasons,
+      workspaceRows: rows.length,
+      releasedAs: rows.reduce<Record<string, number>>((acc, r) => {
+        const k = r.released_reason ?? 'live';
+        acc[k] = (acc[k] ?? 0) + 1;
+        return acc;
+      }, {}),
+      seconds: Math.round((Date.now() - began) / 1000),
+    };
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    process.exitCode = lost.length === 0 && live === 0 ? 0 : 1;
+    await mesh.stop();
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`soak failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});
