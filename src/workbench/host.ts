@@ -22,7 +22,6 @@ import {
   getCommand,
   getRun,
   isTerminalRunStatus,
-  listLiveWorkspacesForNode,
   type Run,
   StoreError,
 } from '../store/index.js';
@@ -37,13 +36,11 @@ import { promoteArtifact } from './promote-artifact.js';
 import { RunLocks } from './run-locks.js';
 import { WarmCache } from './warm-cache.js';
 import { nodeStoppingRefusal, WorkspaceAccess } from './workspace-access.js';
+import { WorkspaceHandoff } from './workspace-handoff.js';
 import type { WorkspaceSyncDeps } from './workspace-sync.js';
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
 export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
-
-/** How often a draining node looks for workspaces it can hand off, ms. */
-const HANDOFF_POLL_MS = 100;
 
 /** Everything the workbench host is built from. */
 export interface WorkbenchHostDeps {
@@ -133,8 +130,7 @@ export class WorkbenchHost {
   private readonly access: WorkspaceAccess;
   private stopSweeper: (() => Promise<void>) | null = null;
   private lifecycleState: 'serving' | 'draining' | 'stopped' = 'serving';
-  private handoffs: Promise<void> | null = null;
-  private handoffWake: (() => void) | null = null;
+  private readonly handoff: WorkspaceHandoff;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     const sync: WorkspaceSyncDeps = {
@@ -161,6 +157,13 @@ export class WorkbenchHost {
       warm: this.warm,
       locks: this.locks,
       draining: () => this.lifecycleState !== 'serving',
+      log: deps.log,
+    });
+    this.handoff = new WorkspaceHandoff({
+      db: deps.db,
+      nodeId: deps.nodeId,
+      idle: (runId) => this.queue.idleFor(runId) && !this.locks.busy(runId),
+      handOff: (runId) => this.access.handOff(runId),
       log: deps.log,
     });
     this.queue = new CommandQueue({
@@ -217,7 +220,7 @@ export class WorkbenchHost {
     this.lifecycleState = 'draining';
     this.deps.log.info('workbench draining: handing workspaces off as they go idle');
     await this.queue.drain();
-    this.handoffs = this.handOffLoop();
+    this.handoff.start();
   }
 
   /**
@@ -231,49 +234,7 @@ export class WorkbenchHost {
     this.stopSweeper = null;
     await this.queue.stop({ graceMs });
     this.lifecycleState = 'stopped';
-    this.handoffWake?.();
-    await this.handoffs;
-    await this.handOffIdle().catch((err: unknown) =>
-      this.deps.log.warn(
-        { err: (err as Error).message },
-        'handoff at stop failed: the workspaces fall to takeover once this node is gone',
-      ),
-    );
-  }
-
-  /** Hands off every held workspace nothing of this node uses; returns how many are left. */
-  private async handOffIdle(): Promise<number> {
-    const held = await listLiveWorkspacesForNode(this.deps.db, this.deps.nodeId);
-    let left = 0;
-    for (const ws of held) {
-      if (!this.queue.idleFor(ws.runId) || this.locks.busy(ws.runId)) {
-        left += 1;
-        continue;
-      }
-      await this.access.handOff(ws.runId);
-    }
-    return left;
-  }
-
-  /** While draining, hands workspaces off as they go idle (woken as work ends). */
-  private async handOffLoop(): Promise<void> {
-    while (this.lifecycleState === 'draining') {
-      try {
-        await this.handOffIdle();
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message }, 'handoff pass failed; retrying');
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, HANDOFF_POLL_MS);
-        timer.unref();
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.handoffWake = done;
-      });
-      this.handoffWake = null;
-    }
+    await this.handoff.finish();
   }
 
   async handleDispatch(

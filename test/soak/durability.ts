@@ -191,7 +191,21 @@ async function main(): Promise<void> {
       const got = r.result.ok ? (r.result.payload as { content: string }).content : null;
       if (got !== content) lost.push(path);
     }
-    const rows = await mesh.rows(RUN);
+    const events = await mesh.db.query<{ event_type: string; n: number }>(
+      `select event_type, count(*)::int as n from audit_event
+       where run_id = $1 and event_type like 'workspace.%' group by 1 order by 1`,
+      [RUN],
+    );
+    // Errors the replicas logged (level 50+): an internal failure is a defect to read.
+    const errors: Record<string, number> = {};
+    for (const wb of mesh.started) {
+      for (const l of wb.proc.lines) {
+        if (l.level < 50) continue;
+        const err = (l as { err?: { message?: string } }).err?.message ?? '';
+        const key = `${l.msg}: ${err}`.slice(0, 160);
+        errors[key] = (errors[key] ?? 0) + 1;
+      }
+    }
     const summary = {
       store: args.store,
       calls: issued,
@@ -206,12 +220,8 @@ async function main(): Promise<void> {
       commandsByOutcome: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
       outcomes,
       refusals: reasons,
-      workspaceRows: rows.length,
-      releasedAs: rows.reduce<Record<string, number>>((acc, r) => {
-        const k = r.released_reason ?? 'live';
-        acc[k] = (acc[k] ?? 0) + 1;
-        return acc;
-      }, {}),
+      workspaceEvents: Object.fromEntries(events.map((e) => [e.event_type, e.n])),
+      replicaErrors: errors,
       seconds: Math.round((Date.now() - began) / 1000),
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);

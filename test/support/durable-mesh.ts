@@ -59,6 +59,8 @@ function storeEnv(
 /** A running mesh; everything is stopped and removed at the test's teardown. */
 export class DurableMesh {
   readonly replicas = new Map<string, WorkbenchProcess>();
+  /** Every replica process started, restarts included, oldest first. */
+  readonly started: WorkbenchProcess[] = [];
   private task = 0;
 
   private constructor(
@@ -121,7 +123,10 @@ export class DurableMesh {
       { workbench: [...addresses.values()] },
     );
     const mesh = new DurableMesh(t, db, database.url, agent, env, options, extraEnv, addresses);
-    for (const wb of replicas) mesh.replicas.set(wb.nodeId, wb);
+    for (const wb of replicas) {
+      mesh.replicas.set(wb.nodeId, wb);
+      mesh.started.push(wb);
+    }
     await mesh.untilHealthy(nodes);
     return mesh;
   }
@@ -187,6 +192,7 @@ export class DurableMesh {
       this.options.args ?? [],
     );
     this.replicas.set(nodeId, wb);
+    this.started.push(wb);
     return wb;
   }
 
