@@ -21,8 +21,9 @@ import {
   environmentFailure,
   errorResult,
   evaluateEnvironment,
+  NODE_DRAINING,
   parseEnvelope,
-  refusedWhileDraining,
+  refusedBeforeRunning,
   WORKBENCH_PROVIDES,
 } from '../contract/index.js';
 import type { DispatchCallOptions, DispatchTarget } from '../mesh/dispatch-target.js';
@@ -213,7 +214,7 @@ export class AgentDispatcher {
   ): Promise<DispatchOutcome> {
     const router = this.options.router;
     if (router === null) return this.refuseOrFallBack(request, authority, options, 0, log);
-    const preferred = await this.readAffinity(runId, log);
+    let preferred = await this.readAffinity(runId, log);
     let payload: Buffer;
     try {
       payload = Buffer.from(JSON.stringify(request), 'utf8');
@@ -248,10 +249,20 @@ export class AgentDispatcher {
       }
       try {
         const result = await router.send(peer.key, wire, payload, options);
-        if (!result.ok && refusedWhileDraining(result.errorCode, result.payload)) {
-          // Nothing of the call ran there: another replica takes it.
-          log.info({ peer: peer.key, nodeId: peer.nodeId }, 'replica drains; picking again');
-          excluded.add(peer.key);
+        if (!result.ok && refusedBeforeRunning(result.errorCode, result.payload)) {
+          // Nothing of the call ran there: it goes to the run's holder (read again), or
+          // to another replica when this one drains.
+          log.info(
+            {
+              peer: peer.key,
+              nodeId: peer.nodeId,
+              reason: (result.payload as { reason: string }).reason,
+            },
+            'replica refused before running the call; picking again',
+          );
+          if ((result.payload as { reason: string }).reason === NODE_DRAINING)
+            excluded.add(peer.key);
+          preferred = await this.readAffinity(runId, log);
           continue;
         }
         return { result, route };

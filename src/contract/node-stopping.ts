@@ -25,12 +25,21 @@ export function isNodeStopping(reason: unknown): reason is NodeStoppingError {
  */
 export const NODE_DRAINING = 'node_draining';
 
-/** Whether a refusal says the node drained before anything of the call ran. */
-export function refusedWhileDraining(errorCode: string, payload: unknown): boolean {
-  return (
-    errorCode === 'unavailable' &&
-    typeof payload === 'object' &&
-    payload !== null &&
-    (payload as { reason?: unknown }).reason === NODE_DRAINING
-  );
+/**
+ * `payload.reason` of an `unavailable` refusal given before anything of the call ran,
+ * because the run's workspace moved to another replica: send the call to the run's
+ * holder as it is.
+ */
+export const WORKSPACE_MOVED = 'workspace_moved';
+
+/**
+ * Whether a refusal says nothing of the call ran and it belongs elsewhere (the node
+ * drains, or the workspace moved): the agent may send it again at once.
+ */
+export function refusedBeforeRunning(errorCode: string, payload: unknown): boolean {
+  if (errorCode !== 'unavailable' || typeof payload !== 'object' || payload === null) {
+    return false;
+  }
+  const reason = (payload as { reason?: unknown }).reason;
+  return reason === NODE_DRAINING || reason === WORKSPACE_MOVED;
 }

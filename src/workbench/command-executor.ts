@@ -85,7 +85,7 @@ export function executeCommand(
 ): Promise<ExecutionResult> {
   return deps.access.use(
     command.runId,
-    { purpose: 'claim', mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
+    { mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
     async (held) => {
       const result = await runInSandbox(
         deps.exec,

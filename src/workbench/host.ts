@@ -337,7 +337,7 @@ export class WorkbenchHost {
       ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
     };
     const use = <T>(mutating: boolean, work: () => Promise<T>) =>
-      this.access.use(run.id, { purpose: 'call', mutating, resolveRun: async () => run }, work);
+      this.access.use(run.id, { mutating, resolveRun: async () => run }, work);
     switch (envelope.action) {
       case 'fs_read':
         return use(false, () => fsRead(files, envelope.args));

@@ -121,17 +121,19 @@ export class WorkspaceAccess {
    * Runs `work` on the run's directory, held and made current, under the run's lock.
    * With `mutating`, what the work changed is synced after it succeeds; a sync failure
    * is the caller's error and leaves the previous durable state. `resolveRun` is read
-   * only when this node must take the workspace on.
+   * only when this node must take the workspace on. A workspace another live node
+   * took meanwhile is not taken back (`unavailable`, `workspace_moved`, nothing done):
+   * only a gone holder's is.
    */
   use<T>(
     runId: string,
-    opts: { purpose: ProvisionPurpose; mutating: boolean; resolveRun: () => Promise<Run> },
+    opts: { mutating: boolean; resolveRun: () => Promise<Run> },
     work: (held: HeldCopy) => Promise<T>,
   ): Promise<T> {
     return this.deps.locks.run(runId, async () => {
       this.deps.warm.begin(runId);
       try {
-        const held = await this.prepare(runId, opts.purpose, opts.resolveRun);
+        const held = await this.prepare(runId, opts.resolveRun);
         const result = await work(held);
         if (opts.mutating) await this.sync(held);
         return result;
@@ -155,11 +157,7 @@ export class WorkspaceAccess {
     return synced;
   }
 
-  private async prepare(
-    runId: string,
-    purpose: ProvisionPurpose,
-    resolveRun: () => Promise<Run>,
-  ): Promise<HeldCopy> {
+  private async prepare(runId: string, resolveRun: () => Promise<Run>): Promise<HeldCopy> {
     const dir = this.dirOf(runId);
     await this.forgetIfGone(runId);
     let head: Awaited<ReturnType<typeof getWorkspaceHead>> | undefined = await getWorkspaceHead(
@@ -170,7 +168,8 @@ export class WorkspaceAccess {
     if (head.holder !== null && head.holder.nodeId === this.deps.nodeId) {
       generation = head.holder.generation;
     } else {
-      const ensured = await this.ensure(await resolveRun(), purpose);
+      // This node held it, or had a command for it: never take it from a live node.
+      const ensured = await this.ensure(await resolveRun(), 'claim');
       generation = ensured.workspace.generation;
       head = undefined;
     }

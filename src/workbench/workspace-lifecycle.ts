@@ -1,7 +1,7 @@
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { WorkbenchError } from '../contract/index.js';
+import { WORKSPACE_MOVED, WorkbenchError } from '../contract/index.js';
 import {
   adoptUnownedWorkspace,
   type Db,
@@ -27,8 +27,8 @@ import type { Logger } from '../telemetry/logger.js';
  *   generation; the old holder's late commits are fenced.
  * - `wait`: it names a node that is draining; that node hands the workspace off once
  *   its commands on the run end, so wait for the release instead of taking over.
- * - `refuse`: a claimed command found its workspace held by another live node (it
- *   moved after the claim); the command does not run here.
+ * - `refuse`: a claimed command, or an action whose workspace moved after the call
+ *   reached this node, found it held by another live node; nothing runs here.
  */
 export type ProvisionDecision =
   | { kind: 'create' }
@@ -39,8 +39,9 @@ export type ProvisionDecision =
 
 /**
  * Why this node wants the workspace: a routed `call` (the agent chose this node, so a
- * serving holder it passed over is unreachable to it), or a `claim`ed command (the
- * queue only hands out commands whose holder is this node, none, or gone).
+ * serving holder it passed over is unreachable to it), or a `claim`: a command the
+ * queue handed this node, or an action that finds the workspace moved since its call
+ * arrived. A claim never takes a workspace from a live node.
  */
 export type ProvisionPurpose = 'call' | 'claim';
 
@@ -159,8 +160,8 @@ function handoffTimeout(runId: string, holder: Workspace, waitedMs: number): Wor
 function movedError(runId: string, holder: Workspace): WorkbenchError {
   return new WorkbenchError(
     'unavailable',
-    `unavailable: the workspace of run "${runId}" moved to node "${holder.nodeId}" while this command waited in the queue; the command did not run. Run it again`,
-    { runId, reason: 'workspace_moved', holderNodeId: holder.nodeId },
+    `unavailable: the workspace of run "${runId}" moved to node "${holder.nodeId}" before this could start on this node; nothing was done. Retry, and it goes to that node`,
+    { runId, reason: WORKSPACE_MOVED, holderNodeId: holder.nodeId },
   );
 }
 

@@ -11,9 +11,12 @@ import { loadConfig } from '../../src/config/index.js';
 import {
   type Authority,
   type DispatchResult,
+  errorResult,
+  NODE_DRAINING,
   okResult,
   systemAuthority,
   userAuthority,
+  WORKSPACE_MOVED,
 } from '../../src/contract/index.js';
 import type { DispatchTarget } from '../../src/mesh/dispatch-target.js';
 import { PeerUnavailableError } from '../../src/mesh/peer-connection.js';
@@ -197,6 +200,44 @@ t.test('a stream found down before sending: the next replica is tried', async (t
     sent.map((s) => s.peer),
     ['p:1', 'p:2'],
   );
+});
+
+t.test('a refusal given before anything ran sends the call where it belongs', async (t) => {
+  const { log } = capture();
+  // wb-a drains: nothing ran there, so another replica takes the call.
+  const draining = scriptedRouter([peer('p:1', 'wb-a'), peer('p:2', 'wb-b')], (p) =>
+    p === 'p:1'
+      ? errorResult('unavailable', 'unavailable: draining', { reason: NODE_DRAINING })
+      : okResult('from b'),
+  );
+  const d1 = dispatcher({ log, router: draining.router, readAffinity: async () => 'wb-a' });
+  const out1 = await d1.dispatch(call('fs_write', { path: 'a', content: '' }), user);
+  t.match(out1, { result: { ok: true, payload: 'from b' }, route: { nodeId: 'wb-b' } });
+  t.same(
+    draining.sent.map((s) => s.peer),
+    ['p:1', 'p:2'],
+  );
+
+  // The workspace moved to wb-b after the affinity read: read it again, go there.
+  let holder = 'wb-a';
+  const moved = scriptedRouter([peer('p:1', 'wb-a'), peer('p:2', 'wb-b')], (p) => {
+    if (p === 'p:1') {
+      holder = 'wb-b';
+      return errorResult('unavailable', 'unavailable: moved', { reason: WORKSPACE_MOVED });
+    }
+    return okResult('from the holder');
+  });
+  const d2 = dispatcher({ log, router: moved.router, readAffinity: async () => holder });
+  const out2 = await d2.dispatch(call('fs_list'), user);
+  t.match(out2, { result: { ok: true, payload: 'from the holder' }, route: { pick: 'pinned' } });
+
+  // Any other refusal is the answer: nothing is sent twice.
+  const other = scriptedRouter([peer('p:1', 'wb-a'), peer('p:2', 'wb-b')], () =>
+    errorResult('unavailable', 'unavailable: the database is unreachable'),
+  );
+  const out3 = await dispatcher({ log, router: other.router }).dispatch(call('fs_list'), user);
+  t.match(out3.result, { ok: false, errorCode: 'unavailable' });
+  t.equal(other.sent.length, 1);
 });
 
 t.test('a replica lost mid-call: unavailable, not retried', async (t) => {
