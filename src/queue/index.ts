@@ -8,3 +8,4 @@ export * from './command-waiters.js';
 export * from './error-summary.js';
 export type * from './execution.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
+export { within } from './within.js';

@@ -70,3 +70,18 @@ export function translateDbError(err: unknown): StoreError {
   }
   return new StoreError('internal', message, undefined, { cause: err });
 }
+
+/**
+ * Runs a transaction body, noting in `thrown` whatever it throws: a driver's
+ * transaction wrapper then tells the body's own errors (a refusal decided inside the
+ * transaction, or a statement's already translated error), which it passes through
+ * unchanged, from failures of BEGIN and COMMIT, which it translates.
+ */
+export async function rethrowing<T>(thrown: Set<unknown>, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    thrown.add(err);
+    throw err;
+  }
+}

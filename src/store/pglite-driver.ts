@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Db, Queryable, Row } from './db.js';
-import { translateDbError } from './errors.js';
+import { rethrowing, translateDbError } from './errors.js';
 
 /** Options for {@link openPglite}. */
 export interface PgliteOptions {
@@ -63,9 +63,12 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
     script: (text) => serialized(() => top.script(text)),
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return serialized(async () => {
+        const thrown = new Set<unknown>();
         try {
-          return await pg.transaction((tx) => fn(queryable(tx)));
+          return await pg.transaction((tx) => rethrowing(thrown, () => fn(queryable(tx))));
         } catch (err) {
+          // What `fn` threw is the caller's own (its statements translate their errors).
+          if (thrown.has(err)) throw err;
           throw translateDbError(err);
         }
       });

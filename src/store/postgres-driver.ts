@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import type { Db, Queryable, Row } from './db.js';
-import { translateDbError } from './errors.js';
+import { rethrowing, translateDbError } from './errors.js';
 
 /** Options for {@link openPostgres}. */
 export interface PostgresOptions {
@@ -83,9 +83,12 @@ export function openPostgres(options: PostgresOptions): Db {
     execute: top.execute,
     script: top.script,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const thrown = new Set<unknown>();
       try {
-        return (await sql.begin((tx) => fn(queryable(tx)))) as T;
+        return (await sql.begin((tx) => rethrowing(thrown, () => fn(queryable(tx))))) as T;
       } catch (err) {
+        // What `fn` threw is the caller's own (its statements translate their errors).
+        if (thrown.has(err)) throw err;
         throw translateDbError(err);
       }
     },

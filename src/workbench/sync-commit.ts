@@ -59,7 +59,12 @@ export function workspaceReleasedError(runId: string): WorkbenchError {
 /** Commits `req` in one transaction; throws `run_ended` when no workspace is live. */
 export async function commitChanges(db: Db, req: CommitRequest): Promise<CommitOutcome> {
   return db.transaction(async (tx) => {
-    const holder = await getWorkspaceHolder(tx, req.runId, { lock: true });
+    // A takeover that commits while this statement waits for the row's lock shows the
+    // old row released and hides its successor (the snapshot predates it): a second
+    // statement, with a fresh snapshot, sees the successor.
+    const holder =
+      (await getWorkspaceHolder(tx, req.runId, { lock: true })) ??
+      (await getWorkspaceHolder(tx, req.runId, { lock: true }));
     if (holder === null) throw workspaceReleasedError(req.runId);
     const holds = holder.nodeId === req.nodeId && holder.generation === req.generation;
     const head = await lockManifest(tx, req.runId);

@@ -190,8 +190,8 @@ export class WorkspaceAccess {
   /**
    * Releases the run's workspace as `handed_off` if this node holds it, under the
    * run's lock (so no action of this node is between its reconcile and its sync), and
-   * drops the warm copy: the next holder reconciles from the manifest, which holds
-   * every acknowledged change. Returns whether it was released.
+   * forgets what its copy matched: the next holder reconciles from the manifest, which
+   * holds every acknowledged change. Returns whether it was released.
    */
   handOff(runId: string): Promise<boolean> {
     return this.deps.locks.run(runId, async () => {
@@ -215,7 +215,9 @@ export class WorkspaceAccess {
         return r;
       });
       if (released === null) return false;
-      await this.deps.warm.evict(runId);
+      // The copy stays (the sweep or the idle TTL removes it); should this node hold the
+      // workspace again, a later generation reconciles it in full.
+      this.deps.warm.invalidate(runId);
       this.deps.log.info(
         { runId, workspaceId: released.id, generation: released.generation },
         'workspace handed off: this node drains',

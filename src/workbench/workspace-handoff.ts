@@ -6,11 +6,15 @@
  * @module
  */
 
+import { within } from '../queue/index.js';
 import { type Db, listLiveWorkspacesForNode } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 
 /** How often a draining node looks for workspaces it can hand off, ms. */
 const HANDOFF_POLL_MS = 100;
+
+/** How long a stopping node waits for the actions in flight on a run to hand it off, ms. */
+const FINAL_HANDOFF_WAIT_MS = 5_000;
 
 /** What {@link WorkspaceHandoff} needs. */
 export interface WorkspaceHandoffDeps {
@@ -37,15 +41,16 @@ export class WorkspaceHandoff {
   }
 
   /**
-   * Stops the loop, then hands off every held workspace once more whatever its state
-   * (the node's commands have ended by now). Failures are logged: the workspaces then
-   * fall to a takeover once this node is gone.
+   * Stops the loop, then hands off every workspace still held, busy or not: the node's
+   * commands have ended by now, and a handoff waits its turn behind the actions in
+   * flight on the run (each gets {@link FINAL_HANDOFF_WAIT_MS}). Failures are logged:
+   * such a workspace falls to a takeover once this node is gone.
    */
   async finish(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    await this.pass().catch((err: unknown) =>
+    await this.pass(true).catch((err: unknown) =>
       this.deps.log.warn(
         { err: (err as Error).message },
         'handoff at stop failed: the workspaces fall to takeover once this node is gone',
@@ -53,15 +58,19 @@ export class WorkspaceHandoff {
     );
   }
 
-  /** Hands off every held workspace that is idle; returns how many are left. */
-  private async pass(): Promise<number> {
+  /** Hands off every held workspace that is idle (or every one, `all`). */
+  private async pass(all = false): Promise<void> {
     const held = await listLiveWorkspacesForNode(this.deps.db, this.deps.nodeId);
-    let left = 0;
     for (const ws of held) {
-      if (!this.deps.idle(ws.runId)) left += 1;
-      else await this.deps.handOff(ws.runId);
+      if (!all) {
+        if (this.deps.idle(ws.runId)) await this.deps.handOff(ws.runId);
+      } else if (!(await within(this.deps.handOff(ws.runId), FINAL_HANDOFF_WAIT_MS))) {
+        this.deps.log.warn(
+          { runId: ws.runId },
+          'workspace still busy at stop: it falls to a takeover once this node is gone',
+        );
+      }
     }
-    return left;
   }
 
   private async run(): Promise<void> {

@@ -191,8 +191,10 @@ async function main(): Promise<void> {
       const got = r.result.ok ? (r.result.payload as { content: string }).content : null;
       if (got !== content) lost.push(path);
     }
+    // Takeovers by why the holder was passed over (`gone`, or `unreachable` to the agent).
     const events = await mesh.db.query<{ event_type: string; n: number }>(
-      `select event_type, count(*)::int as n from audit_event
+      `select event_type || coalesce(' (' || (metadata->>'previousHolder') || ')', '') as event_type,
+         count(*)::int as n from audit_event
        where run_id = $1 and event_type like 'workspace.%' group by 1 order by 1`,
       [RUN],
     );

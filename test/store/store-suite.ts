@@ -60,6 +60,25 @@ export function storeSuite(t: Test, db: Db): void {
     t.equal(rows[0]!.version, 1);
   });
 
+  t.test("a transaction rolls back and passes its body's own error through", async (t) => {
+    class Refusal extends Error {}
+    const refusal = new Refusal('decided inside the transaction');
+    const run = await newRun(db);
+    const got = await db
+      .transaction(async (tx) => {
+        await tx.execute('update run set conversation_id = $2 where id = $1', [run.id, 'changed']);
+        throw refusal;
+      })
+      .catch((err: unknown) => err);
+    t.equal(got, refusal, 'the very error, not a wrapped one');
+    t.equal((await getRun(db, run.id))?.conversationId, 'conv-1', 'and nothing was written');
+    await t.rejects(
+      db.transaction((tx) => tx.query('select * from no_such_table')),
+      { name: 'StoreError' },
+      "a statement's failure is still a StoreError",
+    );
+  });
+
   t.test('runs: create, owner scoping, terminal moves', async (t) => {
     const run = await newRun(db);
     t.equal(run.status, 'running');
