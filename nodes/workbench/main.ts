@@ -72,10 +72,11 @@ async function main(): Promise<void> {
     process.once('SIGTERM', () => done('SIGTERM'));
   });
   log.info({ signal, graceMs: grace }, 'stopping: draining in-flight calls');
-  // Unhealthy at once, so agents route new calls elsewhere; those calls wait for this
-  // node's handoff of the run's workspace instead of taking it over.
-  const calls = server.drain(grace + ABORT_WAIT_MS + CALL_SETTLE_MS);
+  // Draining in the database first, then unhealthy on the mesh: agents route new calls
+  // elsewhere, and those calls find this node draining, so they wait for its handoff of
+  // the run's workspace instead of taking it over.
   await host.drain();
+  const calls = server.drain(grace + ABORT_WAIT_MS + CALL_SETTLE_MS);
   // Commands get the grace to finish; the rest end as `node_stopping`, then every
   // workspace is handed off. Each waiting call answers as its command ends.
   await host.stop(grace);

@@ -321,12 +321,12 @@ export class CommandQueue {
 
   /**
    * Stops claiming, lets running commands finish for up to `graceMs`, then aborts the
-   * rest and hands them to stale recovery (nothing is recorded for them here).
-   * Resolves when nothing of this queue is running; pending waits reject with
-   * `unavailable`.
+   * rest, which end `node_stopping`. `beforeRetire` runs once nothing runs, while the
+   * worker still counts as live; then the worker is marked stopped. Resolves when
+   * nothing of this queue is running; pending waits reject with `unavailable`.
    */
-  stop(options: { graceMs?: number } = {}): Promise<void> {
-    this.stopped ??= this.shutDown(options.graceMs ?? 0);
+  stop(options: { graceMs?: number; beforeRetire?: () => Promise<void> } = {}): Promise<void> {
+    this.stopped ??= this.shutDown(options.graceMs ?? 0, options.beforeRetire);
     return this.stopped;
   }
 
@@ -353,7 +353,7 @@ export class CommandQueue {
     return rows;
   }
 
-  private async shutDown(graceMs: number): Promise<void> {
+  private async shutDown(graceMs: number, beforeRetire?: () => Promise<void>): Promise<void> {
     const wasStarted = this.state !== 'new';
     this.state = 'stopping';
     this.stopLoops.abort();
@@ -370,7 +370,9 @@ export class CommandQueue {
       await all;
     }
     await Promise.all(this.pending);
-    // The worker stays live until its last command is recorded, then says it stopped.
+    // The worker stays live until its last command is recorded and the node has done
+    // what it must while still counted live (hand its workspaces off), then stops.
+    await beforeRetire?.().catch(() => undefined);
     this.stopPresence.abort();
     await this.presenceLoop;
     if (wasStarted) await this.presence.setStatus('stopped');

@@ -232,9 +232,10 @@ export class WorkbenchHost {
     await this.drain();
     await this.stopSweeper?.();
     this.stopSweeper = null;
-    await this.queue.stop({ graceMs });
+    // Every workspace is handed off while this node still counts as live: a node seen
+    // stopped with a workspace would be taken over as lost instead.
+    await this.queue.stop({ graceMs, beforeRetire: () => this.handoff.finish() });
     this.lifecycleState = 'stopped';
-    await this.handoff.finish();
   }
 
   async handleDispatch(
