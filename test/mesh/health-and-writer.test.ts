@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { Client, credentials } from '@grpc/grpc-js';
 import pino from 'pino';
@@ -5,6 +6,7 @@ import t from 'tap';
 import { FrameWriter, StreamClosedError } from '../../src/mesh/frame-writer.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
 import { loadMeshProtos } from '../../src/mesh/proto.js';
+import { eventually } from '../support/mesh.js';
 
 const log = pino({ level: 'silent' });
 
@@ -45,13 +47,19 @@ t.test('grpc.health.v1: Check and Watch follow the node through drain', async (t
   );
   watch.on('error', () => {});
   const seen: string[] = [];
+  let firstSeen: () => void = () => {};
+  const oneSeen = new Promise<void>((resolve) => {
+    firstSeen = resolve;
+  });
   const twoSeen = new Promise<void>((resolve) => {
     watch.on('data', (m: { status: string }) => {
       seen.push(m.status);
+      if (seen.length === 1) firstSeen();
       if (seen.length === 2) resolve();
     });
   });
-  await new Promise((r) => setTimeout(r, 100));
+  // Drain only once the watch has its first answer, so it is known to be watching.
+  await oneSeen;
   await server.drain(0);
   await twoSeen;
   t.same(seen, ['SERVING', 'NOT_SERVING']);
@@ -74,19 +82,21 @@ t.test('FrameWriter: writes keep their order and wait for drain', async (t) => {
   const done: string[] = [];
   const first = writer.send({ kind: 'cancel', id: 'a' }).then(() => done.push('a'));
   const second = writer.send({ kind: 'cancel', id: 'b' }).then(() => done.push('b'));
-  await new Promise((r) => setTimeout(r, 20));
+  // The writer has written 'a' and now waits on 'drain': 'b' can only follow a drain.
+  await eventually('the writer waits for drain', () => slow.listenerCount('drain') > 0);
   t.same(written, ['a'], 'the buffer is full: nothing more is written');
   t.same(done, [], 'and the writer waits for drain');
   release?.();
   await first;
-  await new Promise((r) => setTimeout(r, 20));
+  await eventually('the next frame is written', () => written.length === 2);
   t.same(written, ['a', 'b'], 'after drain the next frame goes out, in order');
   release?.();
   await second;
   t.same(done, ['a', 'b']);
 
+  const closed = once(slow, 'close');
   slow.destroy();
-  await new Promise((r) => setTimeout(r, 10));
+  await closed;
   await t.rejects(writer.send({ kind: 'cancel', id: 'c' }), StreamClosedError);
   t.equal(writer.open, false);
 });

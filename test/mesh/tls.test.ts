@@ -88,7 +88,7 @@ async function serve(tls: MeshTlsConfig) {
   return port;
 }
 
-function dial(port: number, tls: MeshTlsConfig | null) {
+function dial(port: number, tls: MeshTlsConfig | null, onChange?: () => void) {
   const c = new PeerConnection({
     endpoint: { host: '127.0.0.1', port, serverName: 'workbench' },
     self: { nodeId: 'agent', nodeType: 'agent', version: 't' },
@@ -96,24 +96,39 @@ function dial(port: number, tls: MeshTlsConfig | null) {
     tls,
     log,
     backoff: { initialMs: 50, maxMs: 100, multiplier: 2 },
+    ...(onChange ? { onChange } : {}),
   });
   c.start();
   t.teardown(() => c.close());
   return c;
 }
 
-const neverReady = async (c: PeerConnection) => {
-  await new Promise((r) => setTimeout(r, 700));
-  return !c.view().connected;
-};
+/**
+ * Dials and follows the connection's state moves until `attempts` dials have ended
+ * (each one a move to `backoff`); true when none of them said hello (`ready`).
+ */
+async function neverReady(port: number, tls: MeshTlsConfig | null, attempts = 3) {
+  let ended = 0;
+  let ready = false;
+  let last: string | undefined;
+  const c: PeerConnection = dial(port, tls, () => {
+    const state = c.currentState;
+    if (state === last) return;
+    last = state;
+    if (state === 'ready') ready = true;
+    if (state === 'backoff') ended += 1;
+  });
+  await eventually(`${attempts} dial attempts ended`, () => ended >= attempts);
+  return !ready;
+}
 
 t.test('TLS: the client verifies the certificate against the CA and the seed name', async (t) => {
   const port = await serve({ identity: serverIdentity, caFile: null });
   const good = dial(port, { identity: null, caFile: p('ca.crt') });
   await eventually('TLS stream ready', () => good.view().healthy);
   t.equal(good.nodeId, 'wb-tls');
-  t.ok(await neverReady(dial(port, { identity: null, caFile: null })), 'an unknown CA is refused');
-  t.ok(await neverReady(dial(port, null)), 'plaintext to a TLS node fails');
+  t.ok(await neverReady(port, { identity: null, caFile: null }), 'an unknown CA is refused');
+  t.ok(await neverReady(port, null), 'plaintext to a TLS node fails');
 });
 
 t.test('mutual TLS: a client certificate from the CA is required', async (t) => {
@@ -121,7 +136,7 @@ t.test('mutual TLS: a client certificate from the CA is required', async (t) => 
   const good = dial(port, { identity: clientIdentity, caFile: p('ca.crt') });
   await eventually('mTLS stream ready', () => good.view().healthy);
   t.ok(
-    await neverReady(dial(port, { identity: null, caFile: p('ca.crt') })),
+    await neverReady(port, { identity: null, caFile: p('ca.crt') }),
     'no client certificate: refused',
   );
 });

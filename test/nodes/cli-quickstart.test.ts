@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import ts from 'typescript';
 import { WorkbenchClient } from '../../src/client/index.js';
+import { eventually } from '../support/mesh.js';
 import { NodeProcess, nodeMain } from '../support/node-process.js';
 
 /**
@@ -60,12 +61,11 @@ t.teardown(async () => {
 
 /** Waits for the node's "ready." line and reads the API address and token it printed. */
 async function printedAddress(): Promise<{ url: string; token: string }> {
-  const deadline = Date.now() + 90_000;
-  while (!node.other.some((l) => l.startsWith('ready.'))) {
-    if (!node.alive) throw new Error(`the local node exited: ${node.stderr.slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error('the local node did not print "ready."');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await node.waitFor(
+    () => node.other.find((l) => l.startsWith('ready.')),
+    'the "ready." line',
+    90_000,
+  );
   const apiLine = node.other.find((l) => /\bAPI\b/.test(l) && l.includes('http://'));
   const tokenLine = node.other.find((l) => /^\s*token:/.test(l));
   const url = apiLine?.match(/http:\/\/\S+/)?.[0].replace(/\/v1\/?$/, '');
@@ -285,7 +285,17 @@ t.test('Ctrl-C during memql exec cancels the command on the node', async (t) => 
   const exit = await exited;
   t.equal(exit.code, 130, 'exit code 130');
   t.match(exit.stderr, 'cancelled');
-  await new Promise((r) => setTimeout(r, 4000));
+  // The node records the cancel once the runner has returned, and the runner returns
+  // only after killing the command's whole process tree: from then on nothing of it runs.
+  let commandId = '';
+  await eventually('the command is recorded ended', async () => {
+    const [summary] = (await client.listCommands(runId)).commands;
+    commandId = summary?.id ?? '';
+    return summary !== undefined && summary.status !== 'queued' && summary.status !== 'running';
+  });
+  const command = await client.getCommand(commandId);
+  t.equal(command.status, 'cancelled', 'the node cancelled the command');
+  t.equal(command.stdout, 'started\n', 'the runner returned the output it had before the kill');
   const listing = await memql(['fs', 'ls', runId]);
   t.notMatch(listing.stdout.toString(), 'marker.txt', 'the command was killed before it wrote');
 });

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -185,7 +185,6 @@ t.test('the workbench node', async (t) => {
       chunks.map((f) => (f.kind === 'output' ? `${f.stream}:${f.chunk}` : '')).join(''),
       /stdout:out/,
     );
-    const started = Date.now();
     raw.send({
       kind: 'request',
       id: 'sleeper',
@@ -193,32 +192,41 @@ t.test('the workbench node', async (t) => {
       authority: { class: 'user', subject: 'user:alice' },
       payload: json({
         action: 'exec',
-        args: { command: 'sleep 30' },
+        args: { command: 'echo started; sleep 30' },
         runId: 'run-w',
         agentId: 'a',
         taskId: 's',
       }),
     });
-    await new Promise((res) => setTimeout(res, 500));
+    // Cancel once the command is known to run: its first output has arrived.
+    await raw.waitFor(
+      (f) => f.kind === 'output' && f.id === 'sleeper' && String(f.chunk).includes('started'),
+      20_000,
+    );
     raw.send({ kind: 'cancel', id: 'sleeper' });
-    const answer = await raw.waitFor((f) => f.kind === 'response' && f.id === 'sleeper', 10_000);
-    t.ok(Date.now() - started < 10_000, 'the cancel ended the command early');
-    t.match(body(answer as ResponseFrame), { cancelled: true });
+    // Left alone the command would answer after its 30 s sleep, not cancelled.
+    const answer = await raw.waitFor((f) => f.kind === 'response' && f.id === 'sleeper', 60_000);
+    t.match(body(answer as ResponseFrame), { cancelled: true, stdout: 'started\n' });
   });
 
   await t.test('SIGTERM: unhealthy, running calls finish, clean exit', async (t) => {
     const raw = openRawStream(target, env.token);
     t.teardown(() => raw.close());
     await raw.waitFor((f) => f.kind === 'health');
-    const running = dispatch(raw, 'exec', { command: 'sleep 1; echo finished' });
-    await new Promise((res) => setTimeout(res, 300));
+    // The command runs until the test creates the gate file in its workspace.
+    const gate = join(baseDir, 'wb-solo', 'workbenches', 'run-w', 'drain-gate');
+    const running = dispatch(raw, 'exec', {
+      command: 'echo started; until [ -e drain-gate ]; do sleep 0.05; done; echo finished',
+    });
+    await raw.waitFor((f) => f.kind === 'output' && String(f.chunk).includes('started'), 20_000);
     wb.proc.child.kill('SIGTERM');
-    await raw.waitFor((f) => f.kind === 'health' && !f.healthy, 5_000);
+    await raw.waitFor((f) => f.kind === 'health' && !f.healthy, 20_000);
     const refused = await dispatch(raw, 'fs_list', {});
     t.match(refused, { ok: false, errorCode: 'unavailable' }, 'no new calls while draining');
+    await writeFile(gate, '');
     const done = await running;
     t.equal(done.ok, true, done.message);
-    t.match(body(done), { stdout: 'finished\n' });
+    t.match(body(done), { stdout: 'started\nfinished\n' });
     const exit = await wb.proc.exited;
     t.equal(exit.code, 0, 'exits 0');
     t.match(await wb.proc.waitForLog((l) => l.msg === 'stopped'), { finished: 1, aborted: 0 });

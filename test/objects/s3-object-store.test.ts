@@ -209,9 +209,8 @@ t.test('a server that fails or never answers is object_store_unavailable', async
     freshClient(t, { endpoint: endpointOf(silent), maxAttempts: 1, socketTimeoutMs: 300 }),
     { bucket: server.bucket },
   );
-  const started = Date.now();
-  await t.rejects(neverAnswers.head('k'), unavailable, 'timeout on head');
-  t.ok(Date.now() - started < 5000, 'the idle timeout ends the wait');
+  // The server never answers, so only the client's idle timeout can end this call.
+  await t.rejects(neverAnswers.head('k'), unavailable, 'the idle timeout ends the wait');
 });
 
 t.test('refused credentials are object_store_unavailable', async (t) => {

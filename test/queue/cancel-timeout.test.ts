@@ -1,4 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { WorkbenchError } from '../../src/contract/errors.js';
 import type { ExecuteCommand } from '../../src/queue/index.js';
@@ -75,8 +76,19 @@ t.test('queue behaviour with real commands', async (t) => {
       'workspace_command.running',
       'workspace_command.cancelled',
     ]);
-    await sleep(250);
-    t.notOk(ran.includes(second.command.id), 'the cancelled queued command never ran');
+    // The worker claims the oldest queued command first: once a command queued after the
+    // cancelled one has run, the worker has looked past the cancelled one.
+    const after = await queue.enqueue({
+      ...run,
+      request: { command: 'echo after' },
+      timeoutMs: 5000,
+    });
+    t.equal((await queue.waitForTerminal(after.command.id)).status, 'completed');
+    t.same(
+      ran.slice(ran.indexOf(blocker.command.id)),
+      [blocker.command.id, after.command.id],
+      'the cancelled queued command never ran; the next one did',
+    );
     t.equal(
       await queue.cancel(blocker.command.id).then((c) => c?.status),
       'cancelled',
@@ -103,11 +115,12 @@ t.test('queue behaviour with real commands', async (t) => {
       timeoutMs: 60_000,
     });
     await eventually(async () => ((await leftovers(marker, 0)).length ? true : undefined));
-    const started = Date.now();
     t.equal((await other.cancel(command.id))?.cancelRequested, true);
     const end = await other.waitForTerminal(command.id);
+    // Only the worker's abort for a cancel, which it learns from its heartbeat, records
+    // `cancelled` for a running command; left alone it would have completed after 30 s.
     t.equal(end.status, 'cancelled');
-    t.ok(Date.now() - started < 3000, 'ended within a few heartbeats');
+    t.equal(end.errorCategory, 'cancelled');
     t.same(await leftovers(marker), []);
   });
 
@@ -226,7 +239,14 @@ t.test('queue behaviour with real commands', async (t) => {
     t.equal(replay.command.stdout?.toString(), end.stdout?.toString());
     const again = await queue.waitForTerminal(replay.command.id);
     t.equal(again.stdout?.toString(), `${first.created ? 'first' : 'racing'}\n`);
-    await sleep(250);
+    // A command queued after the replay has run: the worker has claimed past the replay.
+    const later = await queue.enqueue({
+      ...run,
+      callId: 'call-2',
+      request: { command: 'echo later' },
+      timeoutMs: 5000,
+    });
+    t.equal((await queue.waitForTerminal(later.command.id)).status, 'completed');
     t.equal(ran.filter((id) => id === first.command.id).length, 1, 'it ran once');
     t.same(await eventTypes(db, first.command.id), [
       'workspace_command.queued',
@@ -239,16 +259,20 @@ t.test('queue behaviour with real commands', async (t) => {
     const run = await newRun(db);
     const queue = makeQueue(t, { db, execute });
     queue.start();
+    // The command runs until the test creates its gate file.
+    const gate = `gate-${run.runId}`;
     const { command } = await queue.enqueue({
       ...run,
-      request: { command: 'sleep 0.4; echo late-output' },
-      timeoutMs: 5000,
+      request: { command: `until [ -e ${gate} ]; do sleep 0.05; done; echo late-output` },
+      timeoutMs: 60_000,
     });
     const gone = new AbortController();
     const waiting = queue.waitForTerminal(command.id, { signal: gone.signal });
-    await sleep(100);
+    await eventually(async () => (ran.includes(command.id) ? true : undefined));
     gone.abort(new Error('connection lost'));
     await t.rejects(waiting, { message: 'connection lost' }, 'the waiter is released');
+    t.equal((await queue.get(command.id))?.status, 'running', 'while the command runs on');
+    await writeFile(join(dir, gate), '');
     const row = await eventually(async () => {
       const r = await queue.get(command.id);
       return r?.status === 'completed' ? r : undefined;

@@ -10,7 +10,13 @@ import {
   type ExecuteCommand,
 } from '../../src/queue/index.js';
 import type { Runner } from '../../src/sandbox/runner.js';
-import { createRun, type Db, listAuditEvents, openDb } from '../../src/store/index.js';
+import {
+  createRun,
+  type Db,
+  listAuditEvents,
+  openDb,
+  type Queryable,
+} from '../../src/store/index.js';
 import { createLogger, type Logger } from '../../src/telemetry/logger.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -136,4 +142,33 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/**
+ * Wraps `db` so that `seen(sql)` is called each time a statement completes, inside
+ * transactions too: a test can tell when a worker has run a given statement (its
+ * claim, say) instead of guessing how long that takes.
+ */
+export function watchedDb(db: Db, seen: (sql: string) => void): Db {
+  const after = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+    const result = await run();
+    seen(sql);
+    return result;
+  };
+  const wrap = (q: Queryable): Queryable => ({
+    query: (text, params) => after(text, () => q.query(text, params)),
+    execute: (text, params) => after(text, () => q.execute(text, params)),
+    script: (text) => after(text, () => q.script(text)),
+  });
+  return {
+    kind: db.kind,
+    ...wrap(db),
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    close: () => db.close(),
+  };
+}
+
+/** Whether `sql` is the worker's claim of a queued command (`claimNextCommand`). */
+export function isClaim(sql: string): boolean {
+  return /set status = 'running'/.test(sql);
 }

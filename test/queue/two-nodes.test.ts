@@ -2,7 +2,16 @@ import t from 'tap';
 import type { ExecuteCommand } from '../../src/queue/index.js';
 import { ProcessRunner } from '../../src/sandbox/process-runner.js';
 import { enqueueCommand, openDb } from '../../src/store/index.js';
-import { makeQueue, newRun, runnerExecutor, setupDb, tempDir } from './queue-support.js';
+import {
+  eventually,
+  isClaim,
+  makeQueue,
+  newRun,
+  runnerExecutor,
+  setupDb,
+  tempDir,
+  watchedDb,
+} from './queue-support.js';
 
 const runner = new ProcessRunner();
 
@@ -15,27 +24,43 @@ t.test('two nodes on one database share the queue', async (t) => {
   const dir = await tempDir(t);
   const inner = runnerExecutor(runner, dir);
   const recording =
-    (node: string, q: typeof db): ExecuteCommand =>
+    (node: string, q: typeof db, before?: (signal: AbortSignal) => Promise<void>): ExecuteCommand =>
     async (command, ctx) => {
       await q.execute('insert into test_run_log (command_id, node) values ($1, $2)', [
         command.id,
         node,
       ]);
+      await before?.(ctx.signal);
       return inner(command, ctx);
     };
 
   t.test('no command runs twice and both nodes work', async (t) => {
     const run = await newRun(db);
+    // Commands wait in the executor until both nodes have started one: neither node can
+    // finish the queue alone, however slowly the other one gets going.
+    const startedOn = new Set<string>();
+    let bothStarted: () => void = () => {};
+    const both = new Promise<void>((resolve) => {
+      bothStarted = resolve;
+    });
+    const untilBoth = (node: string) => (signal: AbortSignal) => {
+      startedOn.add(node);
+      if (startedOn.size === 2) bothStarted();
+      return Promise.race([
+        both,
+        new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
+      ]);
+    };
     const a = makeQueue(t, {
       db,
-      execute: recording('a', db),
+      execute: recording('a', db, untilBoth('a')),
       nodeId: 'node-a',
       concurrency: 3,
       pollIntervalMs: 50,
     });
     const b = makeQueue(t, {
       db: dbB,
-      execute: recording('b', dbB),
+      execute: recording('b', dbB, untilBoth('b')),
       nodeId: 'node-b',
       concurrency: 3,
       pollIntervalMs: 50,
@@ -46,7 +71,7 @@ t.test('two nodes on one database share the queue', async (t) => {
       Array.from({ length: 40 }, (_, i) =>
         (i % 2 ? b : a).enqueue({
           ...run,
-          request: { command: `sleep 0.1; echo ${i}` },
+          request: { command: `echo ${i}` },
           timeoutMs: 20_000,
         }),
       ),
@@ -75,11 +100,20 @@ t.test('two nodes on one database share the queue', async (t) => {
 
   t.test('an enqueue wakes the local worker without waiting for a poll', async (t) => {
     const run = await newRun(db);
-    const q = makeQueue(t, { db, execute: recording('a', db), pollIntervalMs: 60_000 });
+    let claims = 0;
+    const watched = watchedDb(db, (sql) => {
+      if (isClaim(sql)) claims += 1;
+    });
+    // A poll every ~23 days: within the test only a wake-up can start the command (and
+    // the wait below is answered by this node's own notice, not by polling).
+    const q = makeQueue(t, {
+      db: watched,
+      execute: recording('a', db),
+      pollIntervalMs: 2_000_000_000,
+    });
     q.start();
-    // Let the worker's first poll pass, so only a wake-up can start the command.
-    await new Promise((r) => setTimeout(r, 200));
-    const began = Date.now();
+    // The worker's first claim has found nothing: only a wake-up can start the command.
+    await eventually(async () => (claims > 0 ? true : undefined), 30_000, 'the first claim');
     const { command } = await q.enqueue({
       ...run,
       request: { command: 'echo hi' },
@@ -87,14 +121,19 @@ t.test('two nodes on one database share the queue', async (t) => {
     });
     const end = await q.waitForTerminal(command.id);
     t.equal(end.status, 'completed');
-    t.ok(Date.now() - began < 3000, 'it ran long before the minute-long poll');
+    t.equal(end.stdout?.toString(), 'hi\n');
   });
 
   t.test('rows another node left behind are found by polling', async (t) => {
     const run = await newRun(db);
-    const q = makeQueue(t, { db, execute: recording('a', db), pollIntervalMs: 100 });
+    let claims = 0;
+    const watched = watchedDb(db, (sql) => {
+      if (isClaim(sql)) claims += 1;
+    });
+    const q = makeQueue(t, { db: watched, execute: recording('a', db), pollIntervalMs: 100 });
     q.start();
-    await new Promise((r) => setTimeout(r, 150));
+    // Insert after the worker's first claim found nothing, so a later poll must find it.
+    await eventually(async () => (claims > 0 ? true : undefined), 30_000, 'the first claim');
     // Queued straight into the table: no wake-up reaches this queue.
     const { command } = await enqueueCommand(db, {
       id: 'left-behind-1',

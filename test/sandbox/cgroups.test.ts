@@ -9,6 +9,7 @@ import {
   cfsQuotaUs,
   parseCgroupMembership,
 } from '../../src/sandbox/cgroups.js';
+import { eventually } from '../support/mesh.js';
 
 t.test('parseCgroupMembership', async (t) => {
   const m = parseCgroupMembership(
@@ -113,9 +114,7 @@ t.test('the real hierarchy: join, kill everything, OOM, remove', async (t) => {
     { stdio: 'ignore' },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  for (let i = 0; i < 100 && (await g.pids()).length < 3; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually('the shell and both sleeps join', async () => (await g.pids()).length >= 3);
   t.equal((await g.pids()).length, 3, 'the shell and both children are in the group');
   t.equal(await g.oomKilled(), false);
   t.equal(await g.killAll(), true);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ProcessRunner } from '../../src/sandbox/process-runner.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
-import { killAll, leftovers, markedSleep } from './sandbox-support.js';
+import { killAll, leftovers, markedSleep, sleepStarted } from './sandbox-support.js';
 
 /** The process runner: no isolation, but the env rule, the limits and the group kill hold. */
 
@@ -60,8 +60,11 @@ t.test('cancel kills the process group; an exit ends background jobs', async (t)
   const ws = await workspace(t);
   const s = markedSleep(60);
   const ac = new AbortController();
-  setTimeout(() => ac.abort(), 200);
-  const r = await runner.run(spec(ws, `sleep ${s} & sleep 30`, { signal: ac.signal }));
+  const running = runner.run(spec(ws, `sleep ${s} & sleep 30`, { signal: ac.signal }));
+  // Cancel once the background sleep runs, so the group kill has something to find.
+  await sleepStarted(s);
+  ac.abort();
+  const r = await running;
   t.same([r.cancelled, r.timedOut], [true, false]);
   let left = await leftovers(s);
   killAll(left);

@@ -47,6 +47,18 @@ export async function processesMatching(marker: string): Promise<number[]> {
 }
 
 /**
+ * Waits until a `sleep <duration>` process of a {@link markedSleep} runs (the program
+ * itself, not a shell whose command text mentions it); throws after `ms`.
+ */
+export async function sleepStarted(duration: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while ((await processesMatching(`sleep\0${duration}\0`)).length === 0) {
+    if (Date.now() > deadline) throw new Error(`no "sleep ${duration}" started within ${ms} ms`);
+    await sleep(25);
+  }
+}
+
+/**
  * Pids still matching `marker` after letting the kernel finish a kill for up to
  * `settleMs`: an empty array means nothing was left behind.
  */

@@ -46,18 +46,24 @@ export class NodeProcess {
   }
 
   /** Waits for a log line matching `pred`; throws if the process exits first. */
-  async waitForLog(pred: (l: LogLine) => boolean, ms = 30_000, from = 0): Promise<LogLine> {
+  waitForLog(pred: (l: LogLine) => boolean, ms = 30_000, from = 0): Promise<LogLine> {
+    return this.waitFor(() => this.lines.slice(from).find(pred), 'a matching log line', ms);
+  }
+
+  /**
+   * Waits until `check` returns a value other than undefined, checking again whenever
+   * the process writes output or exits. Throws if the process exits first, or after `ms`.
+   */
+  async waitFor<T>(check: () => T | undefined, what: string, ms = 30_000): Promise<T> {
     const deadline = Date.now() + ms;
     for (;;) {
-      const found = this.lines.slice(from).find(pred);
-      if (found) return found;
+      const found = check();
+      if (found !== undefined) return found;
       if (!this.alive) {
-        throw new Error(
-          `${this.name} exited before the expected log line; stderr: ${this.stderr.slice(-2000)}`,
-        );
+        throw new Error(`${this.name} exited before ${what}; stderr: ${this.stderr.slice(-2000)}`);
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.name}: no matching log line within ${ms} ms`);
+      if (left <= 0) throw new Error(`${this.name}: no ${what} within ${ms} ms`);
       await new Promise<void>((r) => {
         const timer = setTimeout(done, Math.min(left, 500));
         function done() {

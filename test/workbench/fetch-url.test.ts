@@ -17,6 +17,7 @@ import {
   type FetchToFileOptions,
   fetchToFile,
 } from '../../src/workbench/fetch-url.js';
+import { eventually } from '../support/mesh.js';
 
 // Traffic rule of these tests: only loopback. A guard on net.Socket#connect records
 // every connection attempt in this process and refuses any that is not loopback, so
@@ -606,8 +607,11 @@ t.test('the caller can cancel', async (t) => {
       signal: controller.signal,
     }),
   );
-  setTimeout(() => controller.abort(), 100);
-  const err = await refused(t, pending, 'fetch_failed');
+  const outcome = refused(t, pending, 'fetch_failed');
+  // Cancel mid-body: the destination is open and the server has stalled after 1000 bytes.
+  await eventually('the destination is opened', () => calls.opened === 1);
+  controller.abort();
+  const err = await outcome;
   t.equal(err.payload.category, 'cancelled');
   t.strictSame(calls, { opened: 1, aborted: 1 });
 });

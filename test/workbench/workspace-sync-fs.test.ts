@@ -72,18 +72,17 @@ t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', a
 
   let started = Date.now();
   const first = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
-  const firstMs = Date.now() - started;
   t.match(first, { version: 1, changed: 1000, uploaded: 1000, hashed: 1000 });
   t.equal((await listKeys(objects, `runs/${runId}/blobs/`)).length, 1000);
-  t.ok(firstMs < 30_000, `first sync took ${firstMs} ms`);
+  t.comment(`first sync: ${Date.now() - started} ms`);
 
+  // Without reading: no file hashed, nothing uploaded (what it costs is the bench's job).
   deps.hasher.seen.length = 0;
   started = Date.now();
   const second = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
-  const secondMs = Date.now() - started;
   t.match(second, { version: 1, changed: 0, uploaded: 0, hashed: 0, unchanged: 1000 });
-  t.same(deps.hasher.seen, []);
-  t.ok(secondMs < 5_000, `re-sync took ${secondMs} ms`);
+  t.same(deps.hasher.seen, [], 'no file was read to hash it');
+  t.comment(`re-sync: ${Date.now() - started} ms`);
 
   const before = filesOf(await readTree(dir));
   await rm(dir, { recursive: true });
