@@ -199,6 +199,11 @@ export interface Config {
   readonly hydratedIdleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: sweeper period. Default 300000 ms. */
   readonly cleanupIntervalMs: number;
+  /**
+   * `MEMQL_WORKSPACE_MAX_BYTES` and `MEMQL_WORKSPACE_MAX_FILES`: what one workspace may
+   * hold. Defaults 4 GiB and 250000 files.
+   */
+  readonly workspaceQuota: { readonly maxBytes: number; readonly maxFiles: number };
   /** Command queue settings. */
   readonly queue: QueueConfig;
   /** `exec` limits. */

@@ -204,6 +204,20 @@ export const CONFIG_VARIABLES = [
       'How long a hydrated workspace stays warm for reuse after its last command; `0` disables reuse.',
   },
   {
+    name: 'MEMQL_WORKSPACE_MAX_BYTES',
+    default: '4294967296',
+    type: 'positive integer (bytes)',
+    description:
+      'Most bytes the files of one workspace may hold (4 GiB). A write or command that would go over is refused or stopped (`workspace_quota_exceeded`) and nothing of it is kept.',
+  },
+  {
+    name: 'MEMQL_WORKSPACE_MAX_FILES',
+    default: '250000',
+    type: 'positive integer (files)',
+    description:
+      'Most files one workspace may hold. A write or command that would go over is refused or stopped (`workspace_quota_exceeded`) and nothing of it is kept.',
+  },
+  {
     name: 'MEMQL_CLEANUP_INTERVAL_MS',
     default: '300000',
     type: 'positive integer (ms)',

@@ -113,6 +113,11 @@ export const ERROR_CODES = {
       'The caller is known but its authority does not allow this (for example minting a system authority for a user).',
     category: 'policy',
   },
+  workspace_quota_exceeded: {
+    meaning:
+      'The write or command would take the workspace over its byte or file quota; nothing of it was kept (a command is stopped). Delete files, or write less.',
+    category: 'caller',
+  },
   command_lost: {
     meaning:
       'The node running the command stopped answering before its outcome was recorded; whether it finished is unknown, and any file changes it committed are kept. Its callId stays bound to it: run it again with a new callId.',

@@ -24,7 +24,7 @@ import { ObjectNotFoundError, ObjectSizeMismatchError } from './errors.js';
 import { errnoCode, translateFsError } from './fs-errors.js';
 import { createLayout, type FsLayout } from './fs-layout.js';
 import { walkObjects } from './fs-listing.js';
-import { findObjectFile, prepareObjectPath, symlinkRefused } from './fs-paths.js';
+import { findObjectFile, lstatOrNull, prepareObjectPath, symlinkRefused } from './fs-paths.js';
 import { validateListPrefix, validateObjectKey } from './object-key.js';
 import type {
   ByteRange,
@@ -35,6 +35,7 @@ import type {
   PutObjectOptions,
   PutObjectResult,
 } from './object-store.js';
+import { deleteByListing, removeTree } from './prefix-delete.js';
 import { checkByteRange, checkPutOptions, listLimit } from './store-arguments.js';
 
 /** Options of {@link FsObjectStore}. */
@@ -143,6 +144,35 @@ export class FsObjectStore implements ObjectStore {
       } catch (err) {
         throw translateFsError(err, key);
       }
+    }
+  }
+
+  /**
+   * A prefix that names a directory (it ends with `/`) is removed as a tree, with no
+   * listing; any other prefix is listed and deleted page by page.
+   */
+  async deletePrefix(prefix: string): Promise<number> {
+    validateListPrefix(prefix);
+    if (!prefix.endsWith('/') || prefix === '/') return deleteByListing(this, prefix);
+    const { objectsDir } = await this.ready();
+    const segments = prefix.slice(0, -1).split('/');
+    let dir = objectsDir;
+    try {
+      for (const segment of segments) {
+        dir = join(dir, segment);
+        const stats = await lstatOrNull(dir);
+        if (stats === null || !stats.isDirectory()) {
+          // Nothing there as a directory: nothing under the prefix either, unless a
+          // link stands in the way, which is refused as elsewhere.
+          if (stats?.isSymbolicLink()) throw symlinkRefused(prefix);
+          return 0;
+        }
+      }
+      const removed = await removeTree(dir);
+      await removeEmptyParents(objectsDir, join(dir, 'x'));
+      return removed;
+    } catch (err) {
+      throw translateFsError(err, prefix);
     }
   }
 

@@ -110,6 +110,12 @@ export interface ObjectStore {
   deleteMany(keys: string[]): Promise<void>;
 
   /**
+   * Deletes every object whose key starts with `prefix` and returns how many there
+   * were. Objects put under the prefix while it runs may survive it.
+   */
+  deletePrefix(prefix: string): Promise<number>;
+
+  /**
    * Copies the object under `srcKey` to `dstKey`, replacing any object there.
    * Throws `object_not_found` (naming `srcKey`) if the source is missing.
    */

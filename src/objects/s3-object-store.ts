@@ -44,6 +44,7 @@ import type {
   PutObjectResult,
 } from './object-store.js';
 import { bodyParts } from './part-chunks.js';
+import { deleteByListing } from './prefix-delete.js';
 import { relayStream } from './relay-stream.js';
 import { isUnsatisfiableRange, rethrowTranslated, translateS3Error } from './s3-errors.js';
 import { uploadMultipart } from './s3-multipart.js';
@@ -228,6 +229,11 @@ export class S3ObjectStore implements ObjectStore {
         );
       }
     }
+  }
+
+  deletePrefix(prefix: string): Promise<number> {
+    validateListPrefix(prefix);
+    return deleteByListing(this, prefix);
   }
 
   async copy(srcKey: string, dstKey: string): Promise<void> {

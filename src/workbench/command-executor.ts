@@ -18,7 +18,9 @@ import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/in
 import type { Command, Run } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type ExecDeps, type ExecRequest, runInSandbox } from './exec-action.js';
+import { type QuotaExceeded, watchQuota } from './quota-watch.js';
 import type { HeldCopy, WorkspaceAccess } from './workspace-access.js';
+import type { WorkspaceQuota } from './workspace-quota.js';
 
 /** The longest pause between two sync attempts after a command, ms. */
 const SYNC_BACKOFF_MAX_MS = 2000;
@@ -29,6 +31,8 @@ export interface CommandExecutorDeps {
   exec: ExecDeps;
   /** Reads the command's run (when this node must take its workspace on). */
   resolveRun: (runId: string) => Promise<Run>;
+  /** What one workspace may hold; a command that fills it past this is stopped. */
+  quota?: WorkspaceQuota;
   log: Logger;
 }
 
@@ -87,14 +91,45 @@ export function executeCommand(
     command.runId,
     { mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
     async (held) => {
-      const result = await runInSandbox(
-        deps.exec,
-        held.dir,
-        command.request as unknown as ExecRequest,
-        command.timeoutMs,
-        ctx,
-      );
+      // Stopped early if it fills the workspace past its quota.
+      const limit = new AbortController();
+      let exceeded: QuotaExceeded | null = null;
+      const watch = deps.quota
+        ? watchQuota(
+            held.dir,
+            deps.quota,
+            (found) => {
+              exceeded = found;
+              limit.abort();
+            },
+            deps.log,
+          )
+        : null;
+      let result: ExecutionResult;
+      try {
+        result = await runInSandbox(
+          deps.exec,
+          held.dir,
+          command.request as unknown as ExecRequest,
+          command.timeoutMs,
+          { ...ctx, signal: AbortSignal.any([ctx.signal, limit.signal]) },
+        );
+      } finally {
+        await watch?.stop();
+      }
       ctx.ran(result.exitCode);
+      if (exceeded !== null) {
+        const { over, usage } = exceeded as QuotaExceeded;
+        deps.log.info(
+          { runId: held.runId, commandId: command.id, over, usage },
+          'command stopped: workspace over its quota',
+        );
+        await deps.access.reset(held);
+        return {
+          ...result,
+          filesNotSaved: { errorCode: 'workspace_quota_exceeded', reason: `over_${over}` },
+        };
+      }
       const failed = await keepFiles(deps, held, ctx, command.id);
       return failed ? { ...result, filesNotSaved: failed } : result;
     },

@@ -172,6 +172,13 @@ export function execPayload(command: Command): ExecPayload {
           { ...base, retry: 'new_call_id', ...commandOutcome(command) },
         );
       case FILES_NOT_SAVED:
+        if (code === 'workspace_quota_exceeded') {
+          throw new WorkbenchError(
+            code,
+            `${code}: command ${command.id} filled the workspace past its quota (MEMQL_WORKSPACE_MAX_BYTES, MEMQL_WORKSPACE_MAX_FILES) and was stopped; none of its changes were kept. Delete files, or make the command write less`,
+            { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+          );
+        }
         throw new WorkbenchError(
           code,
           `${code}: command ${command.id} ran (exit code ${command.exitCode ?? 'none'}) but its file changes could not be saved, so they are not in the workspace; run it again (with a new callId)`,

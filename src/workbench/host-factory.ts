@@ -108,6 +108,7 @@ export async function createWorkbenchHost(
     objects: deps.objects ?? createObjectStore(objectStoreSettings(config)),
     queue: config.queue,
     handoffWaitMs: config.queue.handoffWaitMs,
+    quota: config.workspaceQuota,
     idleTtlMs: config.hydratedIdleTtlMs,
     cleanupIntervalMs: config.cleanupIntervalMs,
     exec: {

@@ -1,5 +1,7 @@
+import { posix } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  type ActionArgs,
   type Authority,
   checkActionAuthority,
   type DispatchResult,
@@ -35,8 +37,9 @@ import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './file-acti
 import { promoteArtifact } from './promote-artifact.js';
 import { RunLocks } from './run-locks.js';
 import { WarmCache } from './warm-cache.js';
-import { nodeStoppingRefusal, WorkspaceAccess } from './workspace-access.js';
+import { type HeldCopy, nodeStoppingRefusal, WorkspaceAccess } from './workspace-access.js';
 import { WorkspaceHandoff } from './workspace-handoff.js';
+import { overQuota, quotaError, usageAfterWrite, type WorkspaceQuota } from './workspace-quota.js';
 import type { WorkspaceSyncDeps } from './workspace-sync.js';
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
@@ -76,6 +79,11 @@ export interface WorkbenchHostDeps {
    * run's workspace over before answering `unavailable`. Default 30000.
    */
   handoffWaitMs?: number;
+  /**
+   * `MEMQL_WORKSPACE_MAX_BYTES` and `MEMQL_WORKSPACE_MAX_FILES`: what one workspace
+   * may hold. Omitted: no limit.
+   */
+  quota?: WorkspaceQuota;
   /** `MEMQL_HYDRATED_IDLE_TTL_MS`: how long a warm copy is kept after its last use; 0 disables reuse. */
   idleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
@@ -138,6 +146,7 @@ export class WorkbenchHost {
       objects: deps.objects,
       log: deps.log,
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
+      ...(deps.quota ? { quota: deps.quota } : {}),
     };
     this.warm = new WarmCache({
       workbenchRoot: deps.workbenchRoot,
@@ -181,6 +190,7 @@ export class WorkbenchHost {
             exec: deps.exec,
             resolveRun: (runId) => this.resolveRun(runId),
             log: deps.log,
+            ...(deps.quota ? { quota: deps.quota } : {}),
           },
           command,
           ctx,
@@ -287,6 +297,18 @@ export class WorkbenchHost {
     return null;
   }
 
+  /** Refuses an `fs_write` that would take the workspace over its quota, before it writes. */
+  private checkWriteQuota(held: HeldCopy, args: ActionArgs<'fs_write'>): void {
+    const quota = this.deps.quota;
+    if (!quota) return;
+    const size = Buffer.byteLength(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
+    const path = posix.normalize(args.path).replace(/^(\.\/)+/, '');
+    const usage = usageAfterWrite(held.base.files, path, size, args.append);
+    const over = overQuota(usage, quota);
+    if (over)
+      throw quotaError(held.runId, over, usage, quota, `writing ${size} bytes to "${path}"`);
+  }
+
   /** The run of a call or command; refuses a missing or ended one. */
   private async resolveRun(runId: string): Promise<Run> {
     const run = await getRun(this.deps.db, runId);
@@ -337,7 +359,7 @@ export class WorkbenchHost {
       ...this.deps.files,
       ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
     };
-    const use = <T>(mutating: boolean, work: () => Promise<T>) =>
+    const use = <T>(mutating: boolean, work: (held: HeldCopy) => Promise<T>) =>
       this.access.use(run.id, { mutating, resolveRun: async () => run }, work);
     switch (envelope.action) {
       case 'fs_read':
@@ -345,7 +367,10 @@ export class WorkbenchHost {
       case 'fs_list':
         return use(false, () => fsList(files, envelope.args));
       case 'fs_write':
-        return use(true, () => fsWrite(files, envelope.args));
+        return use(true, (held) => {
+          this.checkWriteQuota(held, envelope.args);
+          return fsWrite(files, envelope.args);
+        });
       case 'fs_delete':
         return use(true, () => fsDelete(files, envelope.args));
       case 'fetch':

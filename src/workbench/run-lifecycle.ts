@@ -91,17 +91,6 @@ export interface DeletedRunData {
   artifacts: number;
 }
 
-async function deletePrefix(objects: ObjectStore, prefix: string): Promise<number> {
-  let removed = 0;
-  for (;;) {
-    // Always list from the start: the previous page is gone.
-    const page = await objects.list(prefix, { limit: 1000 });
-    if (page.items.length === 0) return removed;
-    await objects.deleteMany(page.items.map((i) => i.key));
-    removed += page.items.length;
-  }
-}
-
 /**
  * Deletes everything a run left: workspace object bytes, the file manifest, command
  * rows, and promoted artifacts (records and bytes: deleting a run withdraws what it
@@ -116,7 +105,7 @@ export async function deleteRunData(
   await markRunDeleted(deps.db, runId);
   const artifacts = await markRunArtifactsDeleted(deps.db, runId);
   if (artifacts.length > 0) await deps.objects.deleteMany(artifacts.map((a) => a.objectKey));
-  const objects = await deletePrefix(deps.objects, runObjectPrefix(runId));
+  const objects = await deps.objects.deletePrefix(runObjectPrefix(runId));
   await deleteManifest(deps.db, runId);
   const commands = await deleteRunCommands(deps.db, runId);
   const workspaces = await markRunWorkspacesDeleted(deps.db, runId);

@@ -143,18 +143,52 @@ export class WorkspaceAccess {
     });
   }
 
-  /** Commits what changed in a held copy; call under the run's lock. */
+  /**
+   * Commits what changed in a held copy; call under the run's lock. A copy over its
+   * quota commits nothing and is put back to its base, so the disk is freed at once.
+   */
   async sync(held: HeldCopy): Promise<SyncResult> {
-    const synced = await syncWorkspace(this.deps.sync, {
-      runId: held.runId,
-      dir: held.dir,
-      nodeId: this.deps.nodeId,
-      generation: held.generation,
-      base: held.base,
-    });
+    let synced: SyncResult;
+    try {
+      synced = await syncWorkspace(this.deps.sync, {
+        runId: held.runId,
+        dir: held.dir,
+        nodeId: this.deps.nodeId,
+        generation: held.generation,
+        base: held.base,
+      });
+    } catch (err) {
+      if (err instanceof WorkbenchError && err.code === 'workspace_quota_exceeded') {
+        await this.reset(held);
+      }
+      throw err;
+    }
     if (synced.base) this.deps.warm.set(held.runId, synced.base, held.generation);
     else this.deps.warm.invalidate(held.runId);
     return synced;
+  }
+
+  /**
+   * Puts a held copy back to what the manifest holds (removing what an action added,
+   * restoring what it changed), under the run's lock. A failure leaves the copy
+   * unknown, so the next action reconciles it in full.
+   */
+  async reset(held: HeldCopy): Promise<void> {
+    this.deps.warm.invalidate(held.runId);
+    try {
+      const r = await reconcileWorkspace(this.deps.sync, {
+        runId: held.runId,
+        dir: held.dir,
+        nodeId: this.deps.nodeId,
+        base: undefined,
+      });
+      this.deps.warm.set(held.runId, r.base, held.generation);
+    } catch (err) {
+      this.deps.log.warn(
+        { runId: held.runId, err: (err as Error).message },
+        'could not put the workspace copy back after a refused change; the next action reconciles it',
+      );
+    }
   }
 
   private async prepare(runId: string, resolveRun: () => Promise<Run>): Promise<HeldCopy> {

@@ -33,7 +33,13 @@ import {
   type ManifestFile,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { blobKey, type FileHasher, sha256WorkspaceFile, uploadBlob } from './sync-blobs.js';
+import {
+  blobKey,
+  type FileHasher,
+  SMALL_BLOB_BYTES,
+  sha256WorkspaceFile,
+  uploadBlob,
+} from './sync-blobs.js';
 import { commitChanges } from './sync-commit.js';
 import {
   decideReconcile,
@@ -52,6 +58,7 @@ import {
 import type { LocalChange } from './sync-merge.js';
 import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './sync-pool.js';
 import { scanWorkspace } from './sync-scan.js';
+import { overQuota, quotaError, usageOf, type WorkspaceQuota } from './workspace-quota.js';
 
 /** What sync, hydrate and reconcile are built from. */
 export interface WorkspaceSyncDeps {
@@ -73,6 +80,11 @@ export interface WorkspaceSyncDeps {
   tempDir?: string;
   /** Reads and hashes a file. Default {@link sha256WorkspaceFile}; tests wrap it to watch reads. */
   hashFile?: FileHasher;
+  /**
+   * What one workspace may hold. A sync whose directory is over it commits nothing
+   * (`workspace_quota_exceeded`). Omitted: no limit.
+   */
+  quota?: WorkspaceQuota;
 }
 
 /**
@@ -218,6 +230,11 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
     // Committing an empty scan would delete every file of the run.
     throw new Error(`workspace directory ${dir} of run "${runId}" is missing; nothing to sync`);
   }
+  if (deps.quota) {
+    const usage = usageOf(scan.files);
+    const over = overQuota(usage, deps.quota);
+    if (over) throw quotaError(runId, over, usage, deps.quota, 'this change');
+  }
   const first = planSync(base.files, scan.files);
   const hashed = await hashAll(deps, target, first.needHash);
   const plan = planSync(base.files, withHashes(scan.files, hashed));
@@ -225,11 +242,14 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
 
   const { concurrency } = settings(deps, target);
   const realRoot = uploads.length > 0 ? await realpath(dir) : dir;
-  // Bytes put per planned blob; null when the store already held it.
+  // Bytes put per planned blob; null when the store already held it. Asking first
+  // (one round trip) only pays for a blob big enough that the transfer costs more.
   const sent = await mapLimit(uploads, concurrency, async (u) => {
     const key = blobKey(runId, u.hash);
-    const there = await deps.objects.head(key);
-    if (there !== null && there.size === u.size) return null;
+    if (u.size > SMALL_BLOB_BYTES) {
+      const there = await deps.objects.head(key);
+      if (there !== null && there.size === u.size) return null;
+    }
     const file = { rel: u.path, size: u.size, root: dir, realRoot };
     return uploadBlob(deps.objects, key, u.hash, file);
   });

@@ -257,6 +257,18 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', 'fast'],
   },
   {
+    name: 'MEMQL_WORKSPACE_MAX_BYTES',
+    pick: (c) => c.workspaceQuota.maxBytes,
+    valid: [['1048576', 1_048_576]],
+    invalid: ['0', '1G', '-1'],
+  },
+  {
+    name: 'MEMQL_WORKSPACE_MAX_FILES',
+    pick: (c) => c.workspaceQuota.maxFiles,
+    valid: [['100', 100]],
+    invalid: ['0', 'many'],
+  },
+  {
     name: 'MEMQL_HYDRATED_IDLE_TTL_MS',
     pick: (c) => c.hydratedIdleTtlMs,
     valid: [

@@ -268,6 +268,19 @@ export function objectStoreConformance(t: Test, makeStore: MakeStore): void {
     t.equal((await getBytes(store, 'd/2')).toString(), 'd/2');
   });
 
+  t.test('deletePrefix removes everything under a prefix, and nothing else', async (t) => {
+    const store = await makeStore(t);
+    const many = Array.from({ length: 2503 }, (_, i) => `gone/p/${String(i).padStart(5, '0')}`);
+    await putAll(store, [...many, 'gone/q/1', 'gone/pp', 'gonex/1', 'keep/gone/p/1']);
+    t.equal(await store.deletePrefix('gone/p/'), many.length, 'a directory-like prefix, 3 pages');
+    t.same(await listAll(store, 'gone/'), ['gone/pp', 'gone/q/1']);
+    t.equal(await store.deletePrefix('gone/p'), 1, 'a plain string prefix takes gone/pp');
+    t.same(await listAll(store, ''), ['gone/q/1', 'gonex/1', 'keep/gone/p/1']);
+    t.equal(await store.deletePrefix('absent/'), 0);
+    t.equal(await store.deletePrefix('gone/q/1/'), 0, 'an object is not a directory');
+    t.ok(await store.head('gone/q/1'));
+  });
+
   t.test('copy duplicates an object and leaves the source', async (t) => {
     const store = await makeStore(t);
     await store.put('c/src', Buffer.from('source bytes'));

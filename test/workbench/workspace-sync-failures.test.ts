@@ -28,6 +28,7 @@ import {
   sha256,
   syncAs,
   syncDeps,
+  type TreeFile,
   writeTree,
 } from './sync-fixtures.js';
 
@@ -77,8 +78,10 @@ const unavailable = (runId: string, reason: string) => ({
 t.test('an object store failure mid-upload commits nothing; the retry finishes', async (t) => {
   const { objects, runId, dir, deps } = await setup(t);
   const before = await manifestView(db, runId);
-  const files: Record<string, string> = { 'a.txt': 'a changed' };
-  for (let i = 0; i < 9; i++) files[`new-${i}.txt`] = `new ${i}`;
+  // Big files (over SMALL_BLOB_BYTES): the retry asks the store before sending each.
+  const big = (text: string) => ({ content: Buffer.alloc(70 * 1024, text) });
+  const files: Record<string, TreeFile> = { 'a.txt': big('a changed') };
+  for (let i = 0; i < 9; i++) files[`new-${i}.txt`] = big(`new ${i}`);
   await writeTree(dir, files);
 
   objects.putsLeft = 3;
@@ -104,7 +107,8 @@ t.test('a database failure before the commit leaves the manifest as it was', asy
   const before = await manifestView(db, runId);
   const doomed = await openDb({ kind: 'postgres', url });
   t.teardown(() => doomed.close());
-  await writeTree(dir, { 'a.txt': 'a, changed before the database went away' });
+  const changed = Buffer.alloc(70 * 1024, 'a, changed before the database went away');
+  await writeTree(dir, { 'a.txt': { content: changed } });
 
   const doomedDeps = syncDeps(doomed, objects);
   doomedDeps.hasher.beforeNext = () => doomed.close();
@@ -114,7 +118,7 @@ t.test('a database failure before the commit leaves the manifest as it was', asy
   );
   t.same(await manifestView(db, runId), before);
   t.ok(
-    await objects.head(`runs/${runId}/blobs/${sha256('a, changed before the database went away')}`),
+    await objects.head(`runs/${runId}/blobs/${sha256(changed)}`),
     'the upload came first and is harmless: nothing names it',
   );
   t.match(await syncAs(deps, { runId, dir, nodeId: 'node-a' }), { version: 2, uploaded: 0 });

@@ -6,6 +6,7 @@
 
 import type { BenchContext } from '../context.js';
 import type { Row } from '../harness.js';
+import { bulkFiles } from './bulk-files.js';
 import { cpuBomb } from './cpu-bomb.js';
 import { docker } from './docker.js';
 import { execInProcess } from './exec-in-process.js';
@@ -35,4 +36,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 8, name: 'memory', run: memory },
   { id: 9, name: 'docker', run: docker },
   { id: 10, name: 'cpu bomb', run: cpuBomb },
+  { id: 11, name: 'bulk files', run: bulkFiles },
 ];

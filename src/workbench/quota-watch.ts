@@ -1,0 +1,109 @@
+/**
+ * Watches a workspace while a command runs, so a command that fills it past its quota
+ * is stopped, not merely refused at the sync after it (by when the disk may be full).
+ * Each look counts the regular files and their bytes with `find` (which walks any
+ * depth through directory descriptors); looks are spaced by twice the last one's
+ * duration, at least {@link MIN_INTERVAL_MS} apart, so a big tree costs at most about
+ * a third of a core.
+ *
+ * @module
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../telemetry/logger.js';
+import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './workspace-quota.js';
+
+/** The shortest pause between two looks, ms. */
+const MIN_INTERVAL_MS = 250;
+
+/** A running watch. */
+export interface QuotaWatch {
+  /** Ends the watch; resolves once no look is in flight. */
+  stop(): Promise<void>;
+}
+
+/** What a watch found over the quota. */
+export interface QuotaExceeded {
+  over: 'bytes' | 'files';
+  usage: WorkspaceUsage;
+}
+
+/**
+ * Counts `dir`'s files until the count passes `quota` (then resolves with what was
+ * counted so far, and stops counting) or the walk ends. Null when `find` is missing.
+ */
+function look(
+  dir: string,
+  quota: WorkspaceQuota,
+  track: (child: ChildProcess | null) => void,
+): Promise<{ usage: WorkspaceUsage; over: 'bytes' | 'files' | null } | null> {
+  return new Promise((resolve) => {
+    const usage: WorkspaceUsage = { bytes: 0, files: 0 };
+    let over: 'bytes' | 'files' | null = null;
+    let rest = '';
+    const child = spawn('find', [dir, '-xdev', '-type', 'f', '-printf', '%s\\n'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: {},
+    });
+    track(child);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        usage.files += 1;
+        usage.bytes += Number(line) || 0;
+      }
+      over ??= overQuota(usage, quota);
+      if (over) child.kill('SIGKILL');
+    });
+    child.once('error', () => {
+      track(null);
+      resolve(null);
+    });
+    child.once('close', () => {
+      track(null);
+      resolve({ usage, over });
+    });
+  });
+}
+
+/**
+ * Watches `dir` until stopped; calls `onExceeded` once, the first time the files
+ * there are over `quota`.
+ */
+export function watchQuota(
+  dir: string,
+  quota: WorkspaceQuota,
+  onExceeded: (found: QuotaExceeded) => void,
+  log?: Logger,
+): QuotaWatch {
+  const stopped = new AbortController();
+  let current: ChildProcess | null = null;
+  const loop = (async () => {
+    while (!stopped.signal.aborted) {
+      const began = performance.now();
+      const found = await look(dir, quota, (child) => {
+        current = child;
+      });
+      if (found === null) {
+        log?.warn({ dir }, 'find is missing: the workspace quota is checked at sync only');
+        return;
+      }
+      if (found.over && !stopped.signal.aborted) {
+        onExceeded({ over: found.over, usage: found.usage });
+        return;
+      }
+      const pause = Math.max(MIN_INTERVAL_MS, 2 * (performance.now() - began));
+      await delay(pause, undefined, { signal: stopped.signal }).catch(() => undefined);
+    }
+  })();
+  return {
+    async stop() {
+      stopped.abort();
+      (current as ChildProcess | null)?.kill('SIGKILL');
+      await loop;
+    },
+  };
+}
