@@ -26,6 +26,9 @@ const RM_CANDIDATES = ['/usr/bin/rm', '/bin/rm'];
 /** Names passed to one `rm` process. */
 const NAMES_PER_RM = 512;
 
+/** Passes of `rm` over the same entries before its failure is thrown. */
+const RM_ATTEMPTS = 3;
+
 /** Bytes of `rm`'s stderr kept for an error message. */
 const STDERR_KEEP = 2048;
 
@@ -97,8 +100,20 @@ export async function removeEntriesOf(parent: string, names: readonly string[]):
   const binary = await findRm();
   for (let i = 0; i < names.length; i += NAMES_PER_RM) {
     const batch = names.slice(i, i + NAMES_PER_RM);
-    if (binary !== null) await runRm(binary, parent, batch);
-    else for (const name of batch) await rm(join(parent, name), { recursive: true, force: true });
+    if (binary === null) {
+      for (const name of batch) await rm(join(parent, name), { recursive: true, force: true });
+      continue;
+    }
+    // A process still writing in the tree (a command being cut off) can add an entry
+    // behind rm's back; what is left is removed by another pass.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runRm(binary, parent, batch);
+        break;
+      } catch (err) {
+        if (attempt >= RM_ATTEMPTS) throw err;
+      }
+    }
   }
 }
 
