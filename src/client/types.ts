@@ -78,6 +78,28 @@ export interface ExecPayload {
   readonly stderrTruncated: boolean;
   /** Run time in milliseconds, null when it never ran. */
   readonly durationMs: number | null;
+  /**
+   * Present when the command left entries its sync could not keep (a tree deeper than
+   * PATH_MAX): how many, and the first few with shortened paths. Everything else it
+   * changed was kept.
+   */
+  readonly filesRefused?: FilesRefused;
+}
+
+/** Workspace entries a sync could not keep, as an answer reports them. */
+export interface FilesRefused {
+  /** How many entries were refused. */
+  readonly total: number;
+  /** The first of them (at most 20), paths shortened around an ellipsis. */
+  readonly entries: readonly RefusedPath[];
+}
+
+/** One entry a file action or a sync could not reach. */
+export interface RefusedPath {
+  /** Workspace-relative path, shortened around an ellipsis when long. */
+  readonly path: string;
+  /** `path_too_long`: its host path is over PATH_MAX (4096 bytes). */
+  readonly reason: string;
 }
 
 /** The payload of a successful `promote_artifact` dispatch. */
@@ -126,6 +148,8 @@ export interface FsListPayload {
   readonly entries: readonly FsListEntry[];
   /** Whether more entries exist than were returned. */
   readonly truncated: boolean;
+  /** Entries too deep to describe (host path over PATH_MAX); present only when some are. */
+  readonly refused?: readonly RefusedPath[];
 }
 
 /** A command as a run's command list shows it: how it ended, without its output. */

@@ -63,6 +63,7 @@ function output(result: ExecutionResult | null, limit: number): Omit<CommandOutc
     stdoutTruncated: stdout.truncated,
     stderrTruncated: stderr.truncated,
     execDurationMs: result.durationMs ?? null,
+    ...(result.filesRefused ? { filesRefused: result.filesRefused } : {}),
   };
 }
 

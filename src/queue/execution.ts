@@ -7,7 +7,7 @@
  */
 
 import type { ErrorCode } from '../contract/errors.js';
-import type { Command } from '../store/commands.js';
+import type { Command, FilesRefused } from '../store/commands.js';
 
 /** Which output stream a chunk came from. */
 export type OutputStream = 'stdout' | 'stderr';
@@ -78,6 +78,11 @@ export interface ExecutionResult {
   durationMs?: number;
   /** Set when the command ran but its file changes could not be kept. */
   filesNotSaved?: FilesNotSaved;
+  /**
+   * Set when the sync after the command kept everything but some entries it left
+   * (a tree deeper than PATH_MAX, say): recorded with the command and shown to callers.
+   */
+  filesRefused?: FilesRefused;
 }
 
 /**

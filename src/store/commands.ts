@@ -21,6 +21,15 @@ export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'c
 /** A terminal command status. */
 export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
 
+/**
+ * Workspace entries a command left that its sync could not keep, as stored with the
+ * command: how many, and the first of them with their paths shortened.
+ */
+export interface FilesRefused {
+  total: number;
+  entries: { path: string; reason: string }[];
+}
+
 /** A command row. `request` holds what the runner needs; it is never audited. */
 export interface Command {
   id: string;
@@ -49,6 +58,11 @@ export interface Command {
   oomKilled: boolean;
   /** How long the execution itself ran, as the executor measured it (ms). */
   execDurationMs: number | null;
+  /**
+   * Entries the command left that its sync could not keep; null or absent when none
+   * (read rows always carry it).
+   */
+  filesRefused?: FilesRefused | null;
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -57,7 +71,13 @@ export interface Command {
 const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
   error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
-  oom_killed, exec_duration_ms, queued_at, started_at, finished_at`;
+  oom_killed, exec_duration_ms, files_refused, queued_at, started_at, finished_at`;
+
+function filesRefusedOrNull(v: unknown): FilesRefused | null {
+  if (v === null || v === undefined) return null;
+  // Drivers hand jsonb back parsed; a text value is parsed here.
+  return (typeof v === 'string' ? JSON.parse(v) : v) as FilesRefused;
+}
 
 function toCommand(r: Record<string, unknown>): Command {
   return {
@@ -87,6 +107,7 @@ function toCommand(r: Record<string, unknown>): Command {
       r.exec_duration_ms === null || r.exec_duration_ms === undefined
         ? null
         : Number(r.exec_duration_ms),
+    filesRefused: filesRefusedOrNull(r.files_refused),
     queuedAt: date(r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),
@@ -261,6 +282,7 @@ export interface CommandOutcome {
   signal?: string | null;
   oomKilled?: boolean;
   execDurationMs?: number | null;
+  filesRefused?: FilesRefused | null;
 }
 
 /**
@@ -277,7 +299,7 @@ export async function finishCommand(
     `update workspace_command set status = $3, exit_code = $4, error_code = $5,
        error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
        stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
-       finished_at = now(), lease_owner = null, lease_expires_at = null
+       files_refused = $14::text::jsonb, finished_at = now(), lease_owner = null, lease_expires_at = null
      where id = $1 and status = 'running' and lease_owner = $2
      returning ${COLUMNS}`,
     [
@@ -296,6 +318,7 @@ export async function finishCommand(
       outcome.execDurationMs === null || outcome.execDurationMs === undefined
         ? null
         : Math.round(outcome.execDurationMs),
+      outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
     ],
   );
   return rows[0] ? toCommand(rows[0]) : null;

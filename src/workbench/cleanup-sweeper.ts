@@ -40,6 +40,8 @@ export interface SweepReport {
   runsCleaned: number;
   /** Local directories that no live row on this node claimed, removed. */
   directoriesRemoved: number;
+  /** Such directories whose removal failed (logged; the next sweep tries again). */
+  directoriesFailed: number;
   /** Warm copies evicted for idleness. */
   warmEvicted: number;
 }
@@ -64,7 +66,9 @@ async function releaseMissed(deps: SweeperDeps): Promise<number> {
   return released;
 }
 
-async function removeUnclaimedDirs(deps: SweeperDeps): Promise<number> {
+async function removeUnclaimedDirs(
+  deps: SweeperDeps,
+): Promise<{ removed: number; failed: number }> {
   // Directory names first, rows second: a workspace row is committed before its
   // directory is made, so any directory seen here already has its row if it is live.
   // Directories the warm cache tracks are left to it.
@@ -72,18 +76,25 @@ async function removeUnclaimedDirs(deps: SweeperDeps): Promise<number> {
   try {
     names = await readdir(deps.workbenchRoot);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { removed: 0, failed: 0 };
     throw err;
   }
   const live = new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId));
   for (const runId of deps.tracked?.() ?? []) live.add(runId);
   let removed = 0;
+  let failed = 0;
   for (const name of names) {
     if (live.has(name) || checkRunId(name) !== null) continue;
-    await removeWorkspaceDir(deps.workbenchRoot, name);
-    removed += 1;
+    // One directory that cannot be removed does not keep the sweep from the others.
+    try {
+      await removeWorkspaceDir(deps.workbenchRoot, name);
+      removed += 1;
+    } catch (err) {
+      failed += 1;
+      deps.log.warn({ err, runId: name }, 'unclaimed workspace directory could not be removed');
+    }
   }
-  return removed;
+  return { removed, failed };
 }
 
 /**
@@ -99,16 +110,23 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
     await deleteRunData(deps, run.id);
     runsCleaned += 1;
   }
-  const directoriesRemoved = await removeUnclaimedDirs(deps);
+  const dirs = await removeUnclaimedDirs(deps);
+  const directoriesRemoved = dirs.removed;
   const warmEvicted = deps.evictIdle ? (await deps.evictIdle(now)).length : 0;
   const sandboxLeftovers = (await deps.sweepSandbox?.()) ?? 0;
-  const report = { released, runsCleaned, directoriesRemoved, warmEvicted };
+  const report = {
+    released,
+    runsCleaned,
+    directoriesRemoved,
+    directoriesFailed: dirs.failed,
+    warmEvicted,
+  };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(
     {
       event: 'workspace_command.temp_cleanup',
       removed: directoriesRemoved + warmEvicted,
-      failed: 0,
+      failed: dirs.failed,
       ...report,
       sandboxLeftovers,
     },

@@ -21,6 +21,7 @@ import { type ExecDeps, type ExecRequest, runInSandbox } from './exec-action.js'
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';
 import type { HeldCopy, WorkspaceAccess } from './workspace-access.js';
 import type { WorkspaceQuota } from './workspace-quota.js';
+import type { SyncResult } from './workspace-sync.js';
 
 /** The longest pause between two sync attempts after a command, ms. */
 const SYNC_BACKOFF_MAX_MS = 2000;
@@ -47,19 +48,18 @@ function notSaved(err: unknown): FilesNotSaved {
 
 /**
  * Syncs a copy after its command ran, retrying `unavailable` (a dependency down) with
- * backoff until it succeeds or the worker gives the command up. Null when the changes
- * are kept.
+ * backoff until it succeeds or the worker gives the command up. Returns the sync's
+ * result when the changes are kept, else why they were not.
  */
 async function keepFiles(
   deps: CommandExecutorDeps,
   held: HeldCopy,
   ctx: ExecuteContext,
   commandId: string,
-): Promise<FilesNotSaved | null> {
+): Promise<{ synced: SyncResult } | { notSaved: FilesNotSaved }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await deps.access.sync(held);
-      return null;
+      return { synced: await deps.access.sync(held) };
     } catch (err) {
       const retry = err instanceof WorkbenchError && err.code === 'unavailable';
       if (!retry || ctx.stopping()) {
@@ -67,7 +67,7 @@ async function keepFiles(
           { runId: held.runId, commandId, errorCode: (err as { code?: unknown }).code },
           'command ran but its file changes could not be saved',
         );
-        return notSaved(err);
+        return { notSaved: notSaved(err) };
       }
       ctx.recordingDelayed(err);
       if (attempt === 1) {
@@ -130,8 +130,11 @@ export function executeCommand(
           filesNotSaved: { errorCode: 'workspace_quota_exceeded', reason: `over_${over}` },
         };
       }
-      const failed = await keepFiles(deps, held, ctx, command.id);
-      return failed ? { ...result, filesNotSaved: failed } : result;
+      const kept = await keepFiles(deps, held, ctx, command.id);
+      if ('notSaved' in kept) return { ...result, filesNotSaved: kept.notSaved };
+      // Entries the sync could not keep (too deep to reach) are told with the answer.
+      const refused = kept.synced.refused;
+      return refused.total > 0 ? { ...result, filesRefused: refused } : result;
     },
   );
 }

@@ -3,7 +3,7 @@ import { isErrorCode, WorkbenchError } from '../contract/index.js';
 import { FILES_NOT_SAVED } from '../queue/index.js';
 import type { Runner, RunResult } from '../sandbox/runner.js';
 import type { RunnerSelection } from '../sandbox/select-runner.js';
-import type { Command } from '../store/index.js';
+import type { Command, FilesRefused } from '../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from './exec-allowlist.js';
 import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
@@ -51,6 +51,13 @@ export interface ExecPayload {
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
   durationMs: number | null;
+  /**
+   * Present when the command left entries its sync could not keep (a tree deeper than
+   * PATH_MAX): how many, and the first of them (`path` shortened, `reason`
+   * `path_too_long`). Everything else it changed was kept. They stay in this node's
+   * copy until removed, and are reported again by every sync that finds them.
+   */
+  filesRefused?: FilesRefused;
 }
 
 /** The runner, or the `no_sandbox` refusal when this node has none. */
@@ -209,5 +216,6 @@ export function commandOutcome(command: Command): Omit<ExecPayload, 'commandId'>
     stdoutTruncated: command.stdoutTruncated,
     stderrTruncated: command.stderrTruncated,
     durationMs: command.execDurationMs,
+    ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
   };
 }

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkRunId } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
@@ -18,6 +17,7 @@ import {
   type Workspace,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
+import { removeTree } from './remove-tree.js';
 
 /** Where a run's workspace bytes live in the object store: everything under it is the run's. */
 export function runObjectPrefix(runId: string): string {
@@ -30,12 +30,14 @@ export function releaseReasonFor(status: TerminalRunStatus): ReleasedReason {
 }
 
 /**
- * Removes a run's local workspace directory, if this node has one. Only a valid run
- * id is ever joined to the root, so this cannot remove anything else.
+ * Removes a run's local workspace directory, if this node has one, whatever a command
+ * left in it (FIFOs, links, trees deeper than PATH_MAX), never following a link out
+ * of it (`remove-tree.ts`). Only a valid run id is ever joined to the root, so this
+ * cannot remove anything else.
  */
 export async function removeWorkspaceDir(workbenchRoot: string, runId: string): Promise<void> {
   if (checkRunId(runId) !== null) return;
-  await rm(join(workbenchRoot, runId), { recursive: true, force: true });
+  await removeTree(join(workbenchRoot, runId));
 }
 
 /** What ending a run did. */

@@ -2,6 +2,7 @@ import type { Stats } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { WorkbenchError } from '../contract/index.js';
+import { checkHostPath, checkName, pathLimitError } from './path-limits.js';
 
 /** Symlink hops followed while resolving one path before it counts as a loop. */
 const MAX_LINK_HOPS = 40;
@@ -35,12 +36,20 @@ function invalid(input: string, why: string): WorkbenchError {
   );
 }
 
-/** Splits a caller's path into components, refusing what is never a workspace path. */
+/**
+ * Splits a caller's path into components, refusing what is never a workspace path:
+ * empty, absolute, a NUL byte, or a name over `NAME_MAX` (255 bytes).
+ */
 export function splitWorkspacePath(input: string): string[] {
   if (input.length === 0) throw invalid(input, 'is empty');
   if (input.includes('\0')) throw invalid(input.replace(/\0/g, '\\0'), 'contains a NUL byte');
   if (input.startsWith('/')) throw invalid(input, 'is absolute');
-  return input.split('/').filter((c) => c !== '' && c !== '.');
+  const parts = input.split('/').filter((c) => c !== '' && c !== '.');
+  for (const part of parts) {
+    const problem = checkName(part);
+    if (problem) throw pathLimitError(input, problem);
+  }
+  return parts;
 }
 
 /**
@@ -51,7 +60,9 @@ export function splitWorkspacePath(input: string): string[] {
  * elsewhere, so they point at host paths). There is no string-prefix comparison:
  * containment holds because every component is a real directory entry under the
  * root. Missing components are allowed (the file may be about to be created); the
- * result's `stat` is null then.
+ * result's `stat` is null then. A name over 255 bytes, or a host path (root
+ * included) of 4096 bytes or more, is `invalid_path` naming the limit
+ * (`path-limits.ts`).
  */
 export async function resolveWorkspacePath(
   root: string,
@@ -78,11 +89,16 @@ export async function resolveWorkspacePath(
       stat = null;
       continue;
     }
+    // A link's target may hold any name; the caller's own were checked by the split.
+    const badName = checkName(part);
+    if (badName) throw pathLimitError(input, badName);
     if (missingAt >= 0) {
       resolved.push(part);
       continue;
     }
     const here = join(root, ...resolved, part);
+    const tooLong = checkHostPath(here);
+    if (tooLong) throw pathLimitError(input, tooLong);
     let st: Stats;
     try {
       st = await lstat(here);
@@ -114,6 +130,8 @@ export async function resolveWorkspacePath(
     throw invalid(input, 'names the workspace root itself');
   }
   const abs = resolved.length === 0 ? root : join(root, ...resolved);
+  const tooLong = checkHostPath(abs);
+  if (tooLong) throw pathLimitError(input, tooLong);
   if (missingAt < 0 && stat === null && resolved.length > 0) stat = await lstat(abs);
   return { abs, rel: resolved.join('/'), stat: missingAt >= 0 ? null : stat };
 }

@@ -4,9 +4,10 @@
  * run so that deleting a run deletes exactly its prefix, and no run can reach
  * another's bytes by guessing a hash.
  *
- * Reads of workspace files open the final component with `O_NOFOLLOW` and check,
- * through the descriptor, that what was opened is inside the workspace, so a path
- * swapped for a link after the scan is never read through.
+ * Reads of workspace files open the final component with `O_NOFOLLOW` and
+ * `O_NONBLOCK` and check, through the descriptor, that what was opened is a regular
+ * file inside the workspace, so a path swapped for a link after the scan is never
+ * read through, and one swapped for a FIFO never blocks the read.
  *
  * @module
  */
@@ -71,10 +72,14 @@ export class HashingStream extends Transform {
 async function openConfined(file: WorkspaceFileRef): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await open(join(file.root, file.rel), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a file swapped for a FIFO since the scan must not block the open.
+    handle = await open(
+      join(file.root, file.rel),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') {
+    if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENXIO') {
       throw new FileChangedDuringSync(file.rel);
     }
     throw err;

@@ -11,18 +11,20 @@
  * Nothing here follows a symbolic link out of the workspace: a link (or file) where
  * the manifest needs a directory is removed and replaced by a real directory, the
  * rename replaces a link at the final path rather than writing through it, and
- * removal unlinks links themselves.
+ * removal unlinks links themselves. Directory trees are removed by `remove-tree.ts`,
+ * which reaches trees deeper than `PATH_MAX`.
  *
  * @module
  */
 
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, chown, lstat, mkdir, rename, rm, rmdir, unlink, utimes } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '../objects/index.js';
 import type { ManifestFile } from '../store/index.js';
+import { removeEntriesOf, removeTree } from './remove-tree.js';
 import { blobKey, HashingStream } from './sync-blobs.js';
 import { BlobCorrupt } from './sync-errors.js';
 import { mapLimit } from './sync-pool.js';
@@ -110,7 +112,8 @@ async function downloadOne(
     await utimes(tmp, mtime, mtime);
     const final = join(target.dir, file.path);
     const existing = await lstat(final).catch(() => null);
-    if (existing?.isDirectory()) await rm(final, { recursive: true, force: true });
+    // A directory where the file goes, with whatever a command made inside, at any depth.
+    if (existing?.isDirectory()) await removeTree(final);
     await rename(tmp, final);
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
@@ -172,4 +175,24 @@ export async function removeEntries(dir: string, paths: readonly string[]): Prom
     }
   }
   return removed;
+}
+
+/**
+ * Removes entries a scan could not reach (too deep for a path-based call), each with
+ * everything below it, through its parent directory; never follows a link. Returns
+ * how many were removed.
+ */
+export async function removeUnreachable(dir: string, paths: readonly string[]): Promise<number> {
+  const byParent = new Map<string, string[]>();
+  for (const rel of paths) {
+    const cut = rel.lastIndexOf('/');
+    const parent = cut < 0 ? '' : rel.slice(0, cut);
+    const names = byParent.get(parent) ?? [];
+    names.push(rel.slice(cut + 1));
+    byParent.set(parent, names);
+  }
+  for (const [parent, names] of byParent) {
+    await removeEntriesOf(parent === '' ? dir : join(dir, parent), names);
+  }
+  return paths.length;
 }

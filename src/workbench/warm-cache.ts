@@ -36,9 +36,9 @@
  * @module
  */
 
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../telemetry/logger.js';
+import { removeTree } from './remove-tree.js';
 import type { BaseSnapshot } from './workspace-sync.js';
 
 /** What the cache knows of one run's directory. */
@@ -153,8 +153,8 @@ export class WarmCache {
   /** Removes the run's directory and forgets it, whether or not it is in use. */
   async evict(runId: string): Promise<void> {
     this.entries.delete(runId);
-    // rm does not follow symbolic links inside the tree.
-    await rm(this.dirOf(runId), { recursive: true, force: true });
+    // Never follows a link inside the tree, and reaches trees deeper than PATH_MAX.
+    await removeTree(this.dirOf(runId));
     this.options.log?.info({ runId }, 'warm workspace directory evicted');
   }
 

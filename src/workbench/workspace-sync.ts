@@ -54,10 +54,11 @@ import {
   fixMetadata,
   type MaterializeTarget,
   removeEntries,
+  removeUnreachable,
 } from './sync-materialize.js';
 import type { LocalChange } from './sync-merge.js';
 import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './sync-pool.js';
-import { scanWorkspace } from './sync-scan.js';
+import { type RefusalReport, reportRefusals, scanWorkspace } from './sync-scan.js';
 import { overQuota, quotaError, usageOf, type WorkspaceQuota } from './workspace-quota.js';
 
 /** What sync, hydrate and reconcile are built from. */
@@ -140,6 +141,11 @@ export interface SyncResult {
   hashed: number;
   /** Local entries that are not durable (links, sockets, fifos, devices), left out. */
   skipped: number;
+  /**
+   * Local entries too deep to reach (host path over PATH_MAX), left out with
+   * everything below them; the rest of the directory synced as usual.
+   */
+  refused: RefusalReport;
   /**
    * False when another node committed since the base and this change was merged onto
    * its version: the durable copy then holds files this directory lacks, so the caller
@@ -265,6 +271,7 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
     unchanged: plan.unchanged.length,
     hashed: first.needHash.length,
     skipped: scan.others.length,
+    refused: reportRefusals(scan.refused),
     dirMatchesVersion: true,
     conflicts: 0,
     holder: true,
@@ -406,7 +413,10 @@ async function reconcileFull(
   const plan = planReconcile(manifest.files, withHashes(scan.files, hashed), scan.others);
   const materialize = materializeTarget(deps, target);
   // Removals first: a stale file may stand where a manifest file needs a directory.
-  const removed = await removeEntries(target.dir, plan.remove);
+  const unreachable = scan.refused.map((r) => r.path);
+  const removed =
+    (await removeEntries(target.dir, plan.remove)) +
+    (await removeUnreachable(target.dir, unreachable));
   await fixMetadata(materialize, plan.fixMetadata);
   const counts = await downloadFiles(materialize, plan.download);
   return {
@@ -428,9 +438,10 @@ async function reconcileFull(
  * by the same node), that one query is all. Otherwise the directory is scanned and
  * made to match: files with other content, or missing, are downloaded; local files,
  * links and other entries the manifest lacks are removed (links are removed, never
- * followed); matching files are not touched. Empty directories are left alone. A
- * missing directory is created and filled, as by {@link hydrateWorkspace}. `head`,
- * when the caller has just read it, saves the query.
+ * followed), and so are entries too deep to sync, with everything below them;
+ * matching files are not touched. Empty directories are left alone. A missing
+ * directory is created and filled, as by {@link hydrateWorkspace}. `head`, when the
+ * caller has just read it, saves the query.
  */
 export async function reconcileWorkspace(
   deps: WorkspaceSyncDeps,

@@ -1,4 +1,17 @@
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import {
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -9,8 +22,12 @@ import {
   fsList,
   fsRead,
   fsWrite,
+  openForRead,
 } from '../../src/workbench/file-actions.js';
+import type { FileType } from '../../src/workbench/file-type.js';
+import { removeTree } from '../../src/workbench/remove-tree.js';
 import { resolveWorkspacePath } from '../../src/workbench/safe-path.js';
+import { makeDeepTree } from '../support/deep-tree.js';
 
 const base = await mkdtemp(join(tmpdir(), 'memql-files-'));
 t.teardown(() => rm(base, { recursive: true, force: true }));
@@ -156,4 +173,145 @@ t.test('symlinks are never a way out', async (t) => {
   await fsDelete(ctx, args('fs_delete', { path: 'r' }));
   t.ok(await stat('/etc/passwd'), 'deleting a link to / deletes only the link');
   t.ok(await stat(join(sibling, 'loot.txt')));
+});
+
+t.test('FIFOs, sockets and devices are refused by type and never opened', async (t) => {
+  execFileSync('mkfifo', [join(root, 'pipe')]);
+  await symlink('pipe', join(root, 'pipe-link'));
+  const sockets = createServer();
+  await new Promise<void>((r) => sockets.listen(join(root, 'sock'), r));
+  t.teardown(() => new Promise((r) => sockets.close(r)));
+
+  const refusals: [string, FileType, () => Promise<unknown>][] = [
+    ['fs_read a FIFO', 'fifo', () => fsRead(ctx, args('fs_read', { path: 'pipe' }))],
+    ['fs_read a link to a FIFO', 'fifo', () => fsRead(ctx, args('fs_read', { path: 'pipe-link' }))],
+    [
+      'fs_write a FIFO',
+      'fifo',
+      () => fsWrite(ctx, args('fs_write', { path: 'pipe', content: 'x' })),
+    ],
+    [
+      'fs_write append to a FIFO',
+      'fifo',
+      () => fsWrite(ctx, args('fs_write', { path: 'pipe', content: 'x', append: true })),
+    ],
+    ['open a FIFO to promote it', 'fifo', () => openForRead(ctx, 'pipe')],
+    ['fs_read a socket', 'socket', () => fsRead(ctx, args('fs_read', { path: 'sock' }))],
+    [
+      'fs_write a socket',
+      'socket',
+      () => fsWrite(ctx, args('fs_write', { path: 'sock', content: 'x' })),
+    ],
+    ['fs_read a directory', 'directory', () => fsRead(ctx, args('fs_read', { path: 'pipe-dir' }))],
+  ];
+  await mkdir(join(root, 'pipe-dir'));
+  for (const [name, fileType, run] of refusals) {
+    await t.rejects(run(), { code: 'invalid_path', payload: { fileType } }, name);
+  }
+  const listed = await fsList(ctx, args('fs_list', {}));
+  t.match(
+    listed.entries.filter((e) => ['pipe', 'sock'].includes(e.path)),
+    [{ type: 'other' }, { type: 'other' }],
+    'listed without being opened',
+  );
+  t.match(await fsDelete(ctx, args('fs_delete', { path: 'pipe' })), { deleted: true });
+  await t.rejects(lstat(join(root, 'pipe')), 'fs_delete removes a FIFO');
+  await fsDelete(ctx, args('fs_delete', { path: 'pipe-link' }));
+  await fsDelete(ctx, args('fs_delete', { path: 'pipe-dir' }));
+});
+
+t.test(
+  'a device node is refused by type',
+  { skip: process.getuid?.() !== 0 && 'mknod needs root' },
+  async (t) => {
+    execFileSync('mknod', [join(root, 'null-dev'), 'c', '1', '3']);
+    t.teardown(() => rm(join(root, 'null-dev'), { force: true }));
+    for (const run of [
+      (): Promise<unknown> => fsRead(ctx, args('fs_read', { path: 'null-dev' })),
+      () => fsWrite(ctx, args('fs_write', { path: 'null-dev', content: 'x' })),
+    ]) {
+      await t.rejects(run(), { code: 'invalid_path', payload: { fileType: 'device' } });
+    }
+  },
+);
+
+t.test('a file swapped for a FIFO while it is opened never blocks the open', async (t) => {
+  const dir = join(root, 'swap');
+  await mkdir(dir);
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  execFileSync('mkfifo', [join(dir, 'fifo')]);
+  const seen = { ok: 0, refused: 0 };
+  for (let i = 0; i < 100; i++) {
+    await writeFile(join(dir, 'reg'), 'data');
+    await rename(join(dir, 'reg'), join(dir, 'x'));
+    const swap = async () => {
+      await link(join(dir, 'fifo'), join(dir, 'fifo2'));
+      await rename(join(dir, 'fifo2'), join(dir, 'x'));
+    };
+    const action: Promise<unknown> =
+      i % 2 === 0
+        ? fsRead(ctx, args('fs_read', { path: 'swap/x' }))
+        : fsWrite(ctx, args('fs_write', { path: 'swap/x', content: 'data' }));
+    const [answer] = await Promise.all([action.catch((err: unknown) => err), swap()]);
+    if (answer instanceof Error) {
+      t.match(answer, { code: 'invalid_path', payload: { fileType: 'fifo' } }, `round ${i}`);
+      seen.refused += 1;
+    } else {
+      seen.ok += 1;
+    }
+  }
+  t.equal(
+    seen.ok + seen.refused,
+    100,
+    `every open answered (${seen.ok} ok, ${seen.refused} refused)`,
+  );
+});
+
+t.test(
+  'names over NAME_MAX and paths over PATH_MAX are invalid_path naming the limit',
+  async (t) => {
+    const long = 'n'.repeat(256);
+    const name = {
+      code: 'invalid_path',
+      payload: { reason: 'name_too_long', limit: 255, bytes: 256 },
+    };
+    await t.rejects(fsWrite(ctx, args('fs_write', { path: long, content: 'x' })), name, 'fs_write');
+    await t.rejects(fsRead(ctx, args('fs_read', { path: `a/${long}` })), name, 'fs_read');
+    await t.rejects(fsList(ctx, args('fs_list', { path: long })), name, 'fs_list');
+    await t.rejects(fsDelete(ctx, args('fs_delete', { path: long })), name, 'fs_delete');
+    const ok = await fsWrite(ctx, args('fs_write', { path: 'n'.repeat(255), content: 'x' }));
+    t.equal(ok.size, 1, 'a 255-byte name is fine');
+    await fsDelete(ctx, args('fs_delete', { path: 'n'.repeat(255) }));
+
+    // 18 names of 240 bytes: under the contract's 4096 characters, over PATH_MAX in bytes.
+    const deep = Array.from({ length: 18 }, () => 'é'.repeat(120)).join('/');
+    const tooLong = { code: 'invalid_path', payload: { reason: 'path_too_long', limit: 4096 } };
+    await t.rejects(fsWrite(ctx, args('fs_write', { path: deep, content: 'x' })), tooLong);
+    await t.rejects(fsRead(ctx, args('fs_read', { path: deep })), tooLong);
+  },
+);
+
+t.test('a tree deeper than PATH_MAX is listed, refused and deleted', async (t) => {
+  await mkdir(join(root, 'deep'));
+  t.teardown(() => removeTree(join(root, 'deep')));
+  // Two-byte names: 25 levels are 2,525 characters (within the contract) but over 5,000 bytes.
+  const name = 'é'.repeat(100);
+  const rel = `deep/${makeDeepTree(join(root, 'deep'), 25, name)}`;
+  await fsWrite(ctx, args('fs_write', { path: 'deep/beside.txt', content: 'still here' }));
+  const listed = await fsList(ctx, args('fs_list', { path: 'deep', recursive: true }));
+  t.equal(listed.refused?.length, 1, 'the first entry too deep to reach is named');
+  t.match(listed.refused?.[0], { reason: 'path_too_long', path: /^deep\/é+\/.*…/ });
+  t.ok(listed.entries.some((e) => e.path === 'deep/beside.txt'));
+  for (const path of [`${rel}/leaf.txt`, `${rel}/new.txt`]) {
+    await t.rejects(fsRead(ctx, args('fs_read', { path })), {
+      code: 'invalid_path',
+      payload: { reason: 'path_too_long', limit: 4096 },
+    });
+    await t.rejects(fsWrite(ctx, args('fs_write', { path, content: 'x' })), {
+      code: 'invalid_path',
+      payload: { reason: 'path_too_long', limit: 4096 },
+    });
+  }
+  await fsDelete(ctx, args('fs_delete', { path: 'deep', recursive: true }));
+  await t.rejects(lstat(join(root, 'deep')), 'the whole tree is gone');
 });

@@ -152,7 +152,13 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     },
     now,
   );
-  t.same(report, { released: 1, runsCleaned: 1, directoriesRemoved: 2, warmEvicted: 1 });
+  t.same(report, {
+    released: 1,
+    runsCleaned: 1,
+    directoriesRemoved: 2,
+    directoriesFailed: 0,
+    warmEvicted: 1,
+  });
   t.equal(await getLiveWorkspace(db, 'run-missed'), null);
   const events = await listAuditEvents(db, { runId: 'run-missed' });
   t.equal(events.at(-1)?.metadata.reason, 'run_failed');
@@ -167,5 +173,11 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     { db, objects, nodeId: 'node-1', workbenchRoot: root, log, tracked: () => ['run-warm'] },
     now,
   );
-  t.same(second, { released: 0, runsCleaned: 0, directoriesRemoved: 0, warmEvicted: 0 });
+  t.same(second, {
+    released: 0,
+    runsCleaned: 0,
+    directoriesRemoved: 0,
+    directoriesFailed: 0,
+    warmEvicted: 0,
+  });
 });

@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { access, mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { WarmCache } from '../../src/workbench/warm-cache.js';
 import type { BaseSnapshot } from '../../src/workbench/workspace-sync.js';
+import { makeDeepTree } from '../support/deep-tree.js';
 import { freshRoot, writeTree } from './sync-fixtures.js';
 
 /** A base snapshot at `version`, with no files. */
@@ -99,6 +101,15 @@ t.test('evict removes the directory without following links out of it', async (t
   await cache.evict('r');
   t.notOk(await exists(join(root, 'r')));
   t.equal(await readFile(join(outside, 'keep.txt'), 'utf8'), 'keep');
+});
+
+t.test('evict removes a tree deeper than PATH_MAX and a FIFO', async (t) => {
+  const { root, cache } = await cacheWith(t, 1_000, ['r']);
+  makeDeepTree(join(root, 'r'), 45);
+  execFileSync('mkfifo', [join(root, 'r', 'pipe')]);
+  cache.set('r', at(1, null), 1);
+  await cache.evict('r');
+  t.notOk(await exists(join(root, 'r')));
 });
 
 t.test('a negative TTL is refused', async (t) => {

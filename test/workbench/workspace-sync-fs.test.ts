@@ -2,7 +2,9 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { FsObjectStore } from '../../src/objects/index.js';
-import { hydrateWorkspace } from '../../src/workbench/workspace-sync.js';
+import { removeTree } from '../../src/workbench/remove-tree.js';
+import { hydrateWorkspace, reconcileWorkspace } from '../../src/workbench/workspace-sync.js';
+import { makeDeepTree } from '../support/deep-tree.js';
 import {
   filesOf,
   freshRoot,
@@ -93,3 +95,39 @@ t.test('a 1,000-file workspace syncs, re-syncs without reading, and hydrates', a
   t.match(third, { version: 1, uploaded: 0, hashed: 0, unchanged: 1000 });
   t.same(await readdir(join(root, '.memql-sync-tmp')), []);
 });
+
+t.test(
+  'a tree deeper than PATH_MAX is refused in the result; the rest syncs; a full reconcile removes it',
+  async (t) => {
+    const objects = await fsStore(t);
+    const deps = syncDeps(db, objects);
+    const runId = await newRun(db);
+    const dir = join(await freshRoot(t), runId);
+    t.teardown(() => removeTree(dir));
+    await writeTree(dir, { 'a.txt': 'a', 'deep/beside.txt': 'beside' });
+    makeDeepTree(join(dir, 'deep'), 45);
+
+    const r = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
+    t.match(r, { changed: 2, refused: { total: 1, entries: [{ reason: 'path_too_long' }] } });
+    t.match(r.refused.entries[0]!.path, /^deep\/d+\/.*…/, 'the path is shortened');
+    t.same(Object.keys((await manifestView(db, runId)).files), ['a.txt', 'deep/beside.txt']);
+
+    const again = await syncAs(deps, { runId, dir, nodeId: 'node-a' });
+    t.match(
+      again,
+      { changed: 0, deleted: 0, refused: { total: 1 } },
+      'reported again, nothing lost',
+    );
+
+    // A copy this node knows nothing of is compared in full: the unreachable branch goes.
+    const full = await reconcileWorkspace(deps, { runId, dir, nodeId: 'node-b', base: undefined });
+    t.match(full, { mode: 'full', removed: 1 });
+    const left = await readTree(dir);
+    t.same(
+      Object.keys(left).filter((p) => left[p]!.kind !== 'dir'),
+      ['a.txt', 'deep/beside.txt'],
+      'the files stay; what was out of reach is gone (empty directories stay, as always)',
+    );
+    t.match(await syncAs(deps, { runId, dir, nodeId: 'node-b' }), { refused: { total: 0 } });
+  },
+);
