@@ -13,8 +13,11 @@ import { readdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectStore } from './object-store.js';
 
-/** Pages deleted at once by {@link deleteByListing}. */
-const PAGES_IN_FLIGHT = 4;
+/**
+ * Pages deleted at once by {@link deleteByListing}: the next page is listed while the
+ * last one is deleted. More would only queue up on the object server.
+ */
+export const PAGES_IN_FLIGHT = 2;
 /** Entries removed at once by {@link removeTree}. */
 const REMOVALS_IN_FLIGHT = 16;
 
