@@ -230,6 +230,7 @@ async function main(): Promise<void> {
     process.exitCode = lost.length === 0 && live === 0 ? 0 : 1;
     await mesh.stop();
   } finally {
+    for (const wb of mesh.started) if (wb.proc.alive) wb.proc.child.kill('SIGKILL');
     await cleanup.run();
   }
 }

@@ -152,6 +152,8 @@ export class DurableMesh {
       if (!wb.proc.alive) continue;
       exits[wb.nodeId] = (await wb.proc.stop('SIGTERM', 60_000)).code;
     }
+    // Any earlier process of a restarted replica that is somehow still up goes too.
+    for (const wb of this.started) if (wb.proc.alive) await wb.proc.stop('SIGKILL');
     return exits;
   }
 
