@@ -231,6 +231,11 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
         () => call('run-1', 'exec', { command: 'ls', env: { LD_PRELOAD: 'x.so' } }),
         'invalid_arguments',
       ],
+      [
+        'HOME in env',
+        () => call('run-1', 'exec', { command: 'git status', env: { HOME: '/workspace' } }),
+        'invalid_arguments',
+      ],
       ['run id with dots', () => call('..', 'fs_list', {}), 'invalid_arguments'],
     ];
     for (const [name, run, want] of cases) t.equal(code(await run()), want, name);
