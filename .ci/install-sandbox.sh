@@ -7,7 +7,9 @@
 #   bubblewrap  bwrap itself (>= 0.8: --disable-userns, --size)
 #   util-linux  setpriv, to drop from root to uid 10001 before bwrap
 #   coreutils   env -i, to start the sandbox with an empty environment
-#   python3     used by the sandbox tests (network, fork and memory probes)
+#   python3     used by the sandbox tests (network, fork and memory probes, and the
+#               seccomp probes, which call syscalls through ctypes)
+#   linux-libc-dev  the kernel's syscall headers, which the seccomp tables are checked against
 set -euo pipefail
 
 say() { printf '[install-sandbox] %s\n' "$*"; }
@@ -26,6 +28,7 @@ missing=()
 [ -x /usr/bin/setpriv ] || missing+=(util-linux)
 [ -x /usr/bin/env ] || missing+=(coreutils)
 [ -x /usr/bin/python3 ] || missing+=(python3)
+[ -r /usr/include/asm-generic/unistd.h ] || missing+=(linux-libc-dev)
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -33,7 +36,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     fail "apt-get install ${missing[*]} failed"
 else
-  say "bubblewrap, setpriv, env and python3 already present"
+  say "bubblewrap, setpriv, env, python3 and linux-libc-dev already present"
 fi
 say "$(/usr/bin/bwrap --version)"
 

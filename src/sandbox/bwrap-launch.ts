@@ -38,6 +38,8 @@ export interface BwrapLaunch {
   bwrapPath: string;
   /** setpriv, to drop from root to the sandbox uid; null when the node does not drop. */
   setprivPath: string | null;
+  /** The encoded seccomp filter for `--seccomp`, or null when the args ask for none. */
+  seccompFilter: Uint8Array | null;
 }
 
 /**
@@ -67,7 +69,7 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
     {
       cwd: '/',
       env: {},
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     },
   );
   const extra = child.stdio as unknown as (Readable & Writable)[];
@@ -101,6 +103,8 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
   ] as const) {
     extra[fd]?.end(text);
   }
+  // A few hundred bytes: far below a pipe's buffer, so this never waits on bwrap.
+  extra[BWRAP_FDS.seccomp]?.end(launch.seccompFilter ?? '');
 
   const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
   const end = await superviseChild(child, {

@@ -23,6 +23,10 @@
  * many CPUs' worth of time, so a busy loop in one sandbox cannot starve other commands
  * or the node.
  *
+ * Under the namespaces, a seccomp filter (`seccomp-policy.ts`) denies the syscalls no
+ * command needs. On an architecture the filter has no table for, commands run without
+ * it and the probe says so.
+ *
  * @module
  */
 
@@ -41,6 +45,8 @@ import {
   type RunSpec,
   SANDBOX_UID,
 } from './runner.js';
+import { encodeFilter } from './seccomp-bpf.js';
+import { seccompFilterFor } from './seccomp-policy.js';
 import { cancelledBeforeStart } from './supervise.js';
 import { findSystemDirs } from './system-dirs.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from './workspace-path.js';
@@ -69,6 +75,13 @@ export interface BwrapRunnerOptions {
   shmSizeBytes?: number;
   /** Drop from root to uid 10001 before bwrap. Default: when the node runs as root. */
   dropPrivileges?: boolean;
+  /**
+   * Install the seccomp filter (`seccomp-policy.ts`) in every sandbox. Default true;
+   * `false` only to compare with the filter off (tests, diagnosis).
+   */
+  seccomp?: boolean;
+  /** The architecture to build the filter for, as Node names it. Default `process.arch`. */
+  arch?: string;
   /** Where {@link BwrapRunner.probe} makes its scratch workspace. Default the OS temp dir. */
   probeDir?: string;
   /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
@@ -76,6 +89,10 @@ export interface BwrapRunnerOptions {
 }
 
 const MiB = 1024 * 1024;
+
+/** Exits 0 when the shell runs under a seccomp filter (mode 2), 3 otherwise. */
+const SECCOMP_CHECK =
+  'while read -r key value; do if [ "$key" = Seccomp: ]; then [ "$value" = 2 ] && exit 0; exit 3; fi; done < /proc/self/status; exit 3';
 
 /** Runs each command in a fresh bubblewrap sandbox as uid 10001. */
 export class BwrapRunner implements Runner {
@@ -85,16 +102,27 @@ export class BwrapRunner implements Runner {
   private readonly dropPrivileges: boolean;
   private cgroups: Promise<CgroupV1Hierarchy | string> | undefined;
   private systemDirs: Promise<SystemDirEntry[]> | undefined;
+  /** The encoded filter, or null with {@link noSeccompReason} saying why. */
+  private readonly seccompFilter: Buffer | null;
+  private readonly noSeccompReason: string | null;
+  private warnedNoSeccomp = false;
 
   constructor(private readonly options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
     this.setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
     this.dropPrivileges = options.dropPrivileges ?? process.getuid?.() === 0;
+    const filter =
+      options.seccomp === false
+        ? ({ ok: false, reason: 'disabled by configuration' } as const)
+        : seccompFilterFor(options.arch ?? process.arch);
+    this.seccompFilter = filter.ok ? encodeFilter(filter.program) : null;
+    this.noSeccompReason = filter.ok ? null : filter.reason;
   }
 
   /**
    * Passes when bwrap (and setpriv, when dropping privileges) is present and a trivial
-   * sandbox (`true`) actually runs. Running without cgroups passes with a warning.
+   * sandbox actually runs, under the seccomp filter when there is one. Running without
+   * cgroups, or without a filter for this architecture, passes with a warning.
    */
   async probe(): Promise<RunnerProbe> {
     const hint = 'apt-get install bubblewrap, or set MEMQL_RUNNER=docker / MEMQL_RUNNER=process';
@@ -111,10 +139,16 @@ export class BwrapRunner implements Runner {
     try {
       const result = await this.run({
         workspaceDir: dir,
-        command: 'true',
+        command: this.seccompFilter ? SECCOMP_CHECK : 'true',
         timeoutMs: 10_000,
         outputLimitBytes: 4096,
       });
+      if (this.seccompFilter && result.exitCode === 3) {
+        return {
+          ok: false,
+          reason: `the seccomp filter is not in force inside the sandbox (/proc/self/status does not say "Seccomp: 2"); ${hint}`,
+        };
+      }
       if (result.exitCode !== 0) {
         return {
           ok: false,
@@ -129,22 +163,19 @@ export class BwrapRunner implements Runner {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    const warnings: string[] = [];
+    if (this.noSeccompReason !== null) {
+      warnings.push(`${this.noSeccompReason}: commands run without a seccomp filter`);
+    }
     const cgroups = await this.cgroupHierarchy();
     if (typeof cgroups === 'string') {
-      return {
-        ok: true,
-        warnings: [
-          `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
-        ],
-      };
+      warnings.push(
+        `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
+      );
+    } else if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
+      warnings.push(`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`);
     }
-    if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
-      return {
-        ok: true,
-        warnings: [`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`],
-      };
-    }
-    return { ok: true };
+    return warnings.length > 0 ? { ok: true, warnings } : { ok: true };
   }
 
   /**
@@ -174,7 +205,15 @@ export class BwrapRunner implements Runner {
       tmpSizeBytes: this.options.tmpSizeBytes ?? 256 * MiB,
       shmSizeBytes: this.options.shmSizeBytes ?? 64 * MiB,
       mapToUid: this.dropPrivileges ? undefined : SANDBOX_UID,
+      seccomp: this.seccompFilter !== null,
     });
+    if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
+      this.warnedNoSeccomp = true;
+      this.options.logger?.warn(
+        { reason: this.noSeccompReason },
+        'bwrap runner: commands run without a seccomp filter',
+      );
+    }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
     const hierarchy = await this.cgroupHierarchy();
     const cgroup =
@@ -194,6 +233,7 @@ export class BwrapRunner implements Runner {
         startedAt,
         bwrapPath: this.bwrapPath,
         setprivPath: this.dropPrivileges ? this.setprivPath : null,
+        seccompFilter: this.seccompFilter,
       });
     } finally {
       await cgroup?.remove().catch((err: unknown) => {
