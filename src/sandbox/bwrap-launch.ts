@@ -40,6 +40,11 @@ export interface BwrapLaunch {
   setprivPath: string | null;
   /** The encoded seccomp filter for `--seccomp`, or null when the args ask for none. */
   seccompFilter: Uint8Array | null;
+  /**
+   * Argv that runs as root before privileges drop and execs the rest (the workspace
+   * staging, see `workspace-staging.ts`); empty for none.
+   */
+  wrap: readonly string[];
 }
 
 /**
@@ -62,6 +67,7 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
       'memql-launch',
       String(procsFiles.length),
       ...procsFiles,
+      ...launch.wrap,
       ...drop,
       launch.bwrapPath,
       ...args,

@@ -6,9 +6,10 @@
  * environment through `/proc/1/environ` inside the sandbox):
  *
  *   node (root) → /bin/sh launcher: writes its own pid into the command's cgroups, so
- *   every later process is in them → `env -i` → setpriv to uid/gid 10001, no
- *   supplementary groups → bwrap (unprivileged, in a new user namespace) → prelude →
- *   /bin/sh -c <command>
+ *   every later process is in them → `env -i` → `unshare --mount` and an overlay over the
+ *   workspace's path (so the sandbox's mount table shows no host path; see
+ *   `workspace-staging.ts`) → setpriv to uid/gid 10001, no supplementary groups → bwrap
+ *   (unprivileged, in a new user namespace) → prelude → /bin/sh -c <command>
  *
  * Privileges are dropped before bwrap: a bwrap started as root maps root, so files the
  * command writes would belong to root on the host and per-user limits would not apply.
@@ -50,6 +51,7 @@ import { seccompFilterFor } from './seccomp-policy.js';
 import { cancelledBeforeStart } from './supervise.js';
 import { findSystemDirs } from './system-dirs.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from './workspace-path.js';
+import { type Stage, WorkspaceStaging } from './workspace-staging.js';
 
 /** Options of {@link BwrapRunner}. Every one has a default. */
 export interface BwrapRunnerOptions {
@@ -82,6 +84,12 @@ export interface BwrapRunnerOptions {
   seccomp?: boolean;
   /** The architecture to build the filter for, as Node names it. Default `process.arch`. */
   arch?: string;
+  /**
+   * Mount the workspace through an overlay of its own so that the sandbox's mount table
+   * shows no host path (`workspace-staging.ts`). Needs root. Default: when the node
+   * runs as root.
+   */
+  stageWorkspace?: boolean;
   /** Where {@link BwrapRunner.probe} makes its scratch workspace. Default the OS temp dir. */
   probeDir?: string;
   /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
@@ -106,6 +114,10 @@ export class BwrapRunner implements Runner {
   private readonly seccompFilter: Buffer | null;
   private readonly noSeccompReason: string | null;
   private warnedNoSeccomp = false;
+  private readonly staging: WorkspaceStaging | null;
+  /** Why workspaces are not staged at all, or null when they are where possible. */
+  private readonly noStagingReason: string | null;
+  private warnedNoStaging = false;
 
   constructor(private readonly options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
@@ -117,6 +129,14 @@ export class BwrapRunner implements Runner {
         : seccompFilterFor(options.arch ?? process.arch);
     this.seccompFilter = filter.ok ? encodeFilter(filter.program) : null;
     this.noSeccompReason = filter.ok ? null : filter.reason;
+    const stage = options.stageWorkspace ?? this.dropPrivileges;
+    this.staging = stage && this.dropPrivileges ? new WorkspaceStaging() : null;
+    this.noStagingReason =
+      this.staging !== null
+        ? null
+        : options.stageWorkspace === false
+          ? 'disabled by configuration'
+          : 'the node does not run as root';
   }
 
   /**
@@ -135,7 +155,7 @@ export class BwrapRunner implements Runner {
         reason: `setpriv not found at ${this.setprivPath} (needed to drop root to uid ${SANDBOX_UID}): apt-get install util-linux`,
       };
     }
-    const dir = await mkdtemp(join(this.options.probeDir ?? tmpdir(), 'memql-bwrap-probe-'));
+    const dir = await mkdtemp(join(this.probeRoot(), 'memql-bwrap-probe-'));
     try {
       const result = await this.run({
         workspaceDir: dir,
@@ -167,6 +187,10 @@ export class BwrapRunner implements Runner {
     if (this.noSeccompReason !== null) {
       warnings.push(`${this.noSeccompReason}: commands run without a seccomp filter`);
     }
+    const unstaged = this.noStagingReason ?? (await this.staging?.support(this.probeRoot()));
+    if (unstaged) {
+      warnings.push(`${unstaged}: the sandbox's mount table shows the workspace's host path`);
+    }
     const cgroups = await this.cgroupHierarchy();
     if (typeof cgroups === 'string') {
       warnings.push(
@@ -186,7 +210,8 @@ export class BwrapRunner implements Runner {
    */
   async sweepLeftovers(): Promise<number> {
     const hierarchy = await this.cgroupHierarchy();
-    return typeof hierarchy === 'string' ? 0 : hierarchy.sweepLeftovers();
+    const groups = typeof hierarchy === 'string' ? 0 : await hierarchy.sweepLeftovers();
+    return groups + ((await this.staging?.sweepLeftovers()) ?? 0);
   }
 
   async run(spec: RunSpec): Promise<RunResult> {
@@ -225,7 +250,9 @@ export class BwrapRunner implements Runner {
               spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
             ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
           });
+    let stage: Stage | null = null;
     try {
+      stage = await this.stage(spec.workspaceDir);
       return await launchBwrap({
         spec,
         args,
@@ -234,12 +261,32 @@ export class BwrapRunner implements Runner {
         bwrapPath: this.bwrapPath,
         setprivPath: this.dropPrivileges ? this.setprivPath : null,
         seccompFilter: this.seccompFilter,
+        wrap: stage?.wrap ?? [],
       });
     } finally {
+      await stage?.release();
       await cgroup?.remove().catch((err: unknown) => {
         this.options.logger?.warn({ err }, 'bwrap runner: could not remove a command cgroup');
       });
     }
+  }
+
+  /** The workspace's staging, or null (said once) when it runs with the plain bind. */
+  private async stage(workspaceDir: string): Promise<Stage | null> {
+    const staged = this.staging ? await this.staging.stage(workspaceDir) : null;
+    if (staged !== null && !('reason' in staged)) return staged;
+    if (!this.warnedNoStaging) {
+      this.warnedNoStaging = true;
+      this.options.logger?.warn(
+        { reason: staged?.reason ?? this.noStagingReason },
+        "bwrap runner: the sandbox's mount table shows the workspace's host path",
+      );
+    }
+    return null;
+  }
+
+  private probeRoot(): string {
+    return this.options.probeDir ?? tmpdir();
   }
 
   /** The cgroup hierarchy, or why there is none; looked up once. */
