@@ -81,9 +81,14 @@ export interface BwrapArgsInput {
 /**
  * Runs inside the sandbox before the command: signals "started" on fd 3, closes every
  * descriptor the launcher passed (so the command can neither forge the signal nor read
- * them), then runs the command as `/bin/sh -c`.
+ * them), then runs the command as `/bin/sh -c`. When the signal cannot be written the
+ * node is gone (it holds the only read end; SIGPIPE is ignored, inherited from node),
+ * and the command never starts: a node killed while bwrap was still setting up, before
+ * bwrap's init had armed `--die-with-parent`, leaves no command running.
  */
-export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started}; exec ${Object.values(BWRAP_FDS)
+export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started} || exit 125; exec ${Object.values(
+  BWRAP_FDS,
+)
   .map((fd) => `${fd}>&-`)
   .join(' ')}; exec /bin/sh -c "$1"`;
 

@@ -5,11 +5,13 @@
  * Launch chain, all with an EMPTY environment (bwrap would otherwise expose the node's
  * environment through `/proc/1/environ` inside the sandbox):
  *
- *   node (root) → /bin/sh launcher: writes its own pid into the command's cgroups, so
- *   every later process is in them → `env -i` → `unshare --mount` and an overlay over the
- *   workspace's path (so the sandbox's mount table shows no host path; see
- *   `workspace-staging.ts`) → setpriv to uid/gid 10001, no supplementary groups → bwrap
- *   (unprivileged, in a new user namespace) → prelude → /bin/sh -c <command>
+ *   node (root) → setpriv `--pdeathsig` → /bin/sh launcher: writes its own pid into the
+ *   command's cgroups, so every later process is in them → `env -i` → `unshare --pid
+ *   --mount --fork` (a namespace whose init ends the whole sandbox when killed; see
+ *   `bwrap-launch.ts`) → an overlay over the workspace's path (so the sandbox's mount
+ *   table shows no host path; see `workspace-staging.ts`) → setpriv to uid/gid 10001, no
+ *   supplementary groups → bwrap (unprivileged, in a new user namespace) → prelude →
+ *   /bin/sh -c <command>
  *
  * Privileges are dropped before bwrap: a bwrap started as root maps root, so files the
  * command writes would belong to root on the host and per-user limits would not apply.
@@ -261,7 +263,7 @@ export class BwrapRunner implements Runner {
         bwrapPath: this.bwrapPath,
         setprivPath: this.dropPrivileges ? this.setprivPath : null,
         seccompFilter: this.seccompFilter,
-        wrap: stage?.wrap ?? [],
+        stage: stage?.command ?? [],
       });
     } finally {
       await stage?.release();

@@ -57,27 +57,16 @@ const STAGE_SCRIPT = `cd "$1" && ${MOUNT} -n -t overlay memql-workspace -o ${OVE
 
 /**
  * The argv that stages `workspaceDir` from `stageDir` and then runs whatever argv is
- * appended to it, in a private mount namespace.
+ * appended to it. It must run as root in a private mount namespace (the launch chain's).
  */
 export function stageCommand(stageDir: string, workspaceDir: string): string[] {
-  return [
-    UNSHARE,
-    '--mount',
-    '--propagation',
-    'private',
-    '/bin/sh',
-    '-c',
-    STAGE_SCRIPT,
-    'memql-stage',
-    stageDir,
-    workspaceDir,
-  ];
+  return ['/bin/sh', '-c', STAGE_SCRIPT, 'memql-stage', stageDir, workspaceDir];
 }
 
 /** One command's staging: the argv to put in front of the rest, and the cleanup. */
 export interface Stage {
   /** Prepend to the argv that runs the sandbox (see {@link stageCommand}). */
-  readonly wrap: readonly string[];
+  readonly command: readonly string[];
   /** Removes the scratch directory. Never throws. */
   release(): Promise<void>;
 }
@@ -101,7 +90,7 @@ export class WorkspaceStaging {
     }
     const name = await this.makeScratch(parent, workspaceDir);
     return {
-      wrap: stageCommand(join(parent, name), workspaceDir),
+      command: stageCommand(join(parent, name), workspaceDir),
       release: () => this.removeScratch(parent, name),
     };
   }
@@ -136,8 +125,12 @@ export class WorkspaceStaging {
       return `cannot make a scratch directory in ${parent}: ${(err as Error).message}`;
     }
     try {
-      const [file, ...args] = stageCommand(join(parent, name), join(parent, name, 'target'));
-      await promisify(execFile)(file!, [...args, '/bin/true'], { env: {}, timeout: 30_000 });
+      const stage = stageCommand(join(parent, name), join(parent, name, 'target'));
+      await promisify(execFile)(
+        UNSHARE,
+        ['--mount', '--propagation', 'private', ...stage, '/bin/true'],
+        { env: {}, timeout: 30_000 },
+      );
       return null;
     } catch (err) {
       const e = err as Error & { stderr?: string; code?: number | string };

@@ -80,6 +80,7 @@ t.test('environment cleared then set; cwd; the command after the prelude', async
   t.equal(args[args.indexOf('--chdir') + 1], '/workspace/a/b');
   t.equal(bwrapArgs(base)[bwrapArgs(base).indexOf('--chdir') + 1], '/workspace');
   t.same(args.slice(-6), ['--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', 'echo hi']);
+  t.match(SANDBOX_PRELUDE, /^printf \. >&3 \|\| exit 125; /, 'no command once the node is gone');
   t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&-; exec \/bin\/sh -c "\$1"$/);
 });
 
