@@ -161,13 +161,13 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
     killTree: async () => {
       if (ownNamespace) {
         // Killing the namespace's init ends everything in it (waited for below). The
-        // chain is killed too: unshare (util-linux 2.38) would answer its child's SIGKILL
+        // chain goes first: unshare (util-linux 2.38) would answer its child's SIGKILL
         // with exit 1 and a message of its own. Before the chain has forked the init,
         // killing the chain is enough (--kill-child).
         const inits = child.pid === undefined ? [] : await childPids(child.pid);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
         for (const pid of inits) killQuietly(pid);
         namespaceInits.push(...inits);
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
         await cgroup?.killAll();
         return;
       }
