@@ -212,8 +212,7 @@ export class BwrapRunner implements Runner {
    */
   async sweepLeftovers(): Promise<number> {
     const hierarchy = await this.cgroupHierarchy();
-    const groups = typeof hierarchy === 'string' ? 0 : await hierarchy.sweepLeftovers();
-    return groups + ((await this.staging?.sweepLeftovers()) ?? 0);
+    return typeof hierarchy === 'string' ? 0 : hierarchy.sweepLeftovers();
   }
 
   async run(spec: RunSpec): Promise<RunResult> {

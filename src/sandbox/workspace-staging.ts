@@ -26,7 +26,8 @@
  *
  * Scratch directories are named `.memql-stage-<pid>-<random>`: never a run id (those
  * start with a letter or digit). A node killed mid-command leaves one behind; the next
- * runner to check that parent, and the periodic sweep, remove it once its creator is gone.
+ * runner to stage a workspace in that parent (the node, restarted) removes it, its
+ * creator being gone.
  *
  * @module
  */
@@ -105,17 +106,6 @@ export class WorkspaceStaging {
     return found;
   }
 
-  /**
-   * Removes scratch directories whose creating process is gone, in every parent
-   * directory seen so far. Returns how many. This process's own are never swept: other
-   * runners in it may be using them, and each command removes its own.
-   */
-  async sweepLeftovers(): Promise<number> {
-    let removed = 0;
-    for (const parent of this.parents.keys()) removed += await this.sweep(parent);
-    return removed;
-  }
-
   /** Mounts and unmounts a trial overlay in `parent`: null when it works, else why not. */
   private async check(parent: string): Promise<string | null> {
     let name: string;
@@ -165,6 +155,11 @@ export class WorkspaceStaging {
     await removeScratchDir(join(parent, name));
   }
 
+  /**
+   * Removes scratch directories in `parent` whose creating process is gone. This
+   * process's own are never swept: other runners in it may be using them, and each
+   * command removes its own.
+   */
   private async sweep(parent: string): Promise<number> {
     const names = await readdir(parent).catch(() => [] as string[]);
     const stale = names

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { access } from 'node:fs/promises';
+import { access, chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { killAll, leftovers, makeWorkspace, markedSleep } from './sandbox-support.js';
+import { SANDBOX_UID } from '../../src/sandbox/runner.js';
+import { killAll, leftovers, markedSleep } from './sandbox-support.js';
 
 /**
  * A node SIGKILLed while a command starts leaves nothing of the sandbox running, at any
@@ -44,7 +46,14 @@ async function exists(path: string): Promise<boolean> {
 const DELAYS_MS = [0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 35, 40, 50];
 
 t.test('a node killed at any moment of a start leaves no sandbox process', async (t) => {
-  const ws = await makeWorkspace(t);
+  // A parent of its own: a node killed while staging leaves its scratch directory beside
+  // the workspace, and this one goes at teardown.
+  const parent = await mkdtemp(join(tmpdir(), 'memql-node-death-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  await chmod(parent, 0o755);
+  const ws = join(parent, 'run-1');
+  await mkdir(ws);
+  await chown(ws, SANDBOX_UID, SANDBOX_UID);
   for (const delay of [...DELAYS_MS, 'started'] as const) {
     const duration = markedSleep(600);
     const flag = `started-${duration}`;
