@@ -31,6 +31,9 @@ import { superviseChild, waitUntilGone, withinMs } from './supervise.js';
 const LAUNCHER =
   '[ "$PPID" = "$1" ] || exit 125; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec /usr/bin/env -i "$@"';
 
+/** util-linux `unshare`, which makes {@link LAUNCH_NAMESPACE}. */
+export const LAUNCH_UNSHARE = '/usr/bin/unshare';
+
 /**
  * As root, everything after the launcher runs in a pid and mount namespace of its own:
  * `unshare --fork` waits outside it, and its child, the namespace's init, goes on to
@@ -42,7 +45,7 @@ const LAUNCHER =
  * make the init die with the launcher, which dies with the node.
  */
 const LAUNCH_NAMESPACE = [
-  '/usr/bin/unshare',
+  LAUNCH_UNSHARE,
   '--mount',
   '--pid',
   '--fork',

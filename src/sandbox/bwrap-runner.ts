@@ -38,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../telemetry/logger.js';
 import { bwrapArgs, type SystemDirEntry } from './bwrap-args.js';
-import { launchBwrap } from './bwrap-launch.js';
+import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
 import { CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
 import { commandEnv, SANDBOX_PATH } from './command-env.js';
 import {
@@ -155,6 +155,12 @@ export class BwrapRunner implements Runner {
       return {
         ok: false,
         reason: `setpriv not found at ${this.setprivPath} (needed to drop root to uid ${SANDBOX_UID}): apt-get install util-linux`,
+      };
+    }
+    if (this.dropPrivileges && !(await isExecutable(LAUNCH_UNSHARE))) {
+      return {
+        ok: false,
+        reason: `unshare not found at ${LAUNCH_UNSHARE} (needed for the launch namespace): apt-get install util-linux`,
       };
     }
     const dir = await mkdtemp(join(this.probeRoot(), 'memql-bwrap-probe-'));
