@@ -5,9 +5,13 @@
 # be created. Docker is not here: see .ci/install-docker.sh.
 #
 #   bubblewrap  bwrap itself (>= 0.8: --disable-userns, --size)
-#   util-linux  setpriv, to drop from root to uid 10001 before bwrap
+#   util-linux  setpriv, to drop from root to uid 10001 before bwrap; unshare, for the
+#               private mount namespace the workspace is staged in
+#   mount       mount, for the overlay that keeps host paths out of the sandbox's mount table
 #   coreutils   env -i, to start the sandbox with an empty environment
-#   python3     used by the sandbox tests (network, fork and memory probes)
+#   python3     used by the sandbox tests (network, fork and memory probes, and the
+#               seccomp probes, which call syscalls through ctypes)
+#   linux-libc-dev  the kernel's syscall headers, which the seccomp tables are checked against
 set -euo pipefail
 
 say() { printf '[install-sandbox] %s\n' "$*"; }
@@ -23,9 +27,11 @@ fi
 # --- packages -------------------------------------------------------------------
 missing=()
 [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
-[ -x /usr/bin/setpriv ] || missing+=(util-linux)
+[ -x /usr/bin/setpriv ] && [ -x /usr/bin/unshare ] || missing+=(util-linux)
+[ -x /usr/bin/mount ] || missing+=(mount)
 [ -x /usr/bin/env ] || missing+=(coreutils)
 [ -x /usr/bin/python3 ] || missing+=(python3)
+[ -r /usr/include/asm-generic/unistd.h ] || missing+=(linux-libc-dev)
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -33,7 +39,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     fail "apt-get install ${missing[*]} failed"
 else
-  say "bubblewrap, setpriv, env and python3 already present"
+  say "bubblewrap, setpriv, env, python3 and linux-libc-dev already present"
 fi
 say "$(/usr/bin/bwrap --version)"
 
@@ -52,6 +58,20 @@ if ! out=$(env -i /usr/bin/setpriv --reuid=10001 --regid=10001 --clear-groups \
 fi
 [ "$out" = "10001" ] || fail "the sandbox ran as uid '$out', expected 10001"
 say "an unprivileged sandbox runs as uid 10001"
+
+# --- workspace staging ------------------------------------------------------------------
+# The runner mounts an overlay over each workspace in a private mount namespace, so the
+# sandbox's mount table shows no host path (src/sandbox/workspace-staging.ts).
+stage=$(mktemp -d)
+mkdir "$stage/lower" "$stage/upper" "$stage/work" "$stage/target"
+if ! out=$(/usr/bin/unshare --mount --propagation private /bin/sh -c \
+  'cd "$1" && /usr/bin/mount -n -t overlay memql-workspace -o lowerdir=lower,upperdir=upper,workdir=work "$1/target"' \
+  memql-stage "$stage" 2>&1); then
+  rm -rf "$stage"
+  fail "cannot mount an overlay in a private mount namespace: $out"
+fi
+rm -rf "$stage"
+say "an overlay mounts in a private mount namespace"
 
 # --- per-command cgroups --------------------------------------------------------------
 # The runner creates <controller>/<own cgroup>/memql/<id>; the limit tests need both.

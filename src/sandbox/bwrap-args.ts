@@ -8,7 +8,8 @@
  * the workspace read-write at `/workspace`. Nothing else of the host: not `/root`,
  * `/home`, `/var`, `/run`, `/sys`, the host's `/proc` or the node's data directories.
  * Every namespace is new (no network but a private loopback), nested user namespaces
- * are disabled, and the root and `/dev` are remounted read-only.
+ * are disabled, the root and `/dev` are remounted read-only, and a seccomp filter
+ * (`seccomp-policy.ts`) runs under all of it.
  *
  * @module
  */
@@ -44,6 +45,11 @@ export const BWRAP_FDS = {
    * ever waited on, never signalled: a command could forge it through `/proc/1/fd`.
    */
   info: 7,
+  /**
+   * The seccomp filter (`seccomp-policy.ts`) as bwrap's `--seccomp` reads it: compiled
+   * BPF, read to EOF, installed just before the prelude runs.
+   */
+  seccomp: 8,
 } as const;
 
 /** Inputs of {@link bwrapArgs}. */
@@ -68,14 +74,21 @@ export interface BwrapArgsInput {
    * dropped to the sandbox uid, which bwrap then maps to itself.
    */
   mapToUid?: number;
+  /** Install the seccomp filter that the launcher writes to {@link BWRAP_FDS.seccomp}. */
+  seccomp?: boolean;
 }
 
 /**
  * Runs inside the sandbox before the command: signals "started" on fd 3, closes every
  * descriptor the launcher passed (so the command can neither forge the signal nor read
- * them), then runs the command as `/bin/sh -c`.
+ * them), then runs the command as `/bin/sh -c`. When the signal cannot be written the
+ * node is gone (it holds the only read end; SIGPIPE is ignored, inherited from node),
+ * and the command never starts: a node killed while bwrap was still setting up, before
+ * bwrap's init had armed `--die-with-parent`, leaves no command running.
  */
-export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started}; exec ${Object.values(BWRAP_FDS)
+export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started} || exit 125; exec ${Object.values(
+  BWRAP_FDS,
+)
   .map((fd) => `${fd}>&-`)
   .join(' ')}; exec /bin/sh -c "$1"`;
 
@@ -92,6 +105,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     '--info-fd',
     String(BWRAP_FDS.info),
   ];
+  if (input.seccomp) args.push('--seccomp', String(BWRAP_FDS.seccomp));
   if (input.mapToUid !== undefined) {
     args.push('--uid', String(input.mapToUid), '--gid', String(input.mapToUid));
   }

@@ -7,6 +7,7 @@
  */
 
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { WorkbenchError } from '../contract/errors.js';
 import { BWRAP_FDS, sandboxEtcFiles } from './bwrap-args.js';
@@ -16,14 +17,42 @@ import { type RunResult, type RunSpec, SANDBOX_UID } from './runner.js';
 import { superviseChild, waitUntilGone, withinMs } from './supervise.js';
 
 /**
- * Joins the cgroups named as arguments (count first), then execs the rest under
- * `env -i`. The node spawns it with an empty environment already; `env -i` makes that
- * hold even when something in the node (a preload, an instrumentation hook) adds
- * variables to every spawn, as test harnesses do. Exits 125, without the "started"
- * byte, when joining a cgroup fails.
+ * Checks that its parent is still the node (pid first), joins the cgroups named as
+ * arguments (count next), then execs the rest under `env -i`. The node spawns it with an
+ * empty environment already; `env -i` makes that hold even when something in the node
+ * (a preload, an instrumentation hook) adds variables to every spawn, as test harnesses
+ * do. Exits 125, without the "started" byte, when the node is already gone or joining a
+ * cgroup fails.
+ *
+ * As root the launcher runs under `setpriv --pdeathsig KILL`, so it dies with the node;
+ * the parent check covers a node that died before that was armed. The rest of the chain
+ * then runs in {@link LAUNCH_NAMESPACE}.
  */
 const LAUNCHER =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec /usr/bin/env -i "$@"';
+  '[ "$PPID" = "$1" ] || exit 125; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec /usr/bin/env -i "$@"';
+
+/** util-linux `unshare`, which makes {@link LAUNCH_NAMESPACE}. */
+export const LAUNCH_UNSHARE = '/usr/bin/unshare';
+
+/**
+ * As root, everything after the launcher runs in a pid and mount namespace of its own:
+ * `unshare --fork` waits outside it, and its child, the namespace's init, goes on to
+ * stage the workspace, drop to uid 10001 and exec bwrap. Killing that init ends every
+ * process in the namespace, bwrap's sandbox included, at whatever step bwrap's own
+ * setup is (bwrap arms `--die-with-parent` in its sandbox only late in that setup, and
+ * a sandbox whose bwrap died before then lives on); and the chain exits only once the
+ * namespace is empty. `--kill-child` and the re-armed `--pdeathsig` of the uid drop
+ * make the init die with the launcher, which dies with the node.
+ */
+const LAUNCH_NAMESPACE = [
+  LAUNCH_UNSHARE,
+  '--mount',
+  '--pid',
+  '--fork',
+  '--kill-child',
+  '--propagation',
+  'private',
+];
 
 /** One sandbox to start. */
 export interface BwrapLaunch {
@@ -38,6 +67,14 @@ export interface BwrapLaunch {
   bwrapPath: string;
   /** setpriv, to drop from root to the sandbox uid; null when the node does not drop. */
   setprivPath: string | null;
+  /** The encoded seccomp filter for `--seccomp`, or null when the args ask for none. */
+  seccompFilter: Uint8Array | null;
+  /**
+   * Argv that runs as root in the launch namespace before privileges drop and execs the
+   * rest (the workspace staging, see `workspace-staging.ts`); empty for none. Only with
+   * `setprivPath`, which is what puts the chain in {@link LAUNCH_NAMESPACE}.
+   */
+  stage: readonly string[];
 }
 
 /**
@@ -48,18 +85,30 @@ export interface BwrapLaunch {
 export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
   const { spec, args, cgroup, startedAt } = launch;
   const procsFiles = cgroup?.procsFiles ?? [];
+  const setpriv = launch.setprivPath;
   const drop =
-    launch.setprivPath !== null
-      ? [launch.setprivPath, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups']
+    setpriv !== null
+      ? [
+          setpriv,
+          '--pdeathsig',
+          'KILL',
+          `--reuid=${SANDBOX_UID}`,
+          `--regid=${SANDBOX_UID}`,
+          '--clear-groups',
+        ]
       : [];
+  const ownNamespace = setpriv !== null;
+  const shell = ['/bin/sh', '-c', LAUNCHER];
+  const [file, ...head] = ownNamespace ? [setpriv, '--pdeathsig', 'KILL', ...shell] : shell;
   const child = spawn(
-    '/bin/sh',
+    file!,
     [
-      '-c',
-      LAUNCHER,
+      ...head,
       'memql-launch',
+      String(process.pid),
       String(procsFiles.length),
       ...procsFiles,
+      ...(ownNamespace ? [...LAUNCH_NAMESPACE, ...launch.stage] : []),
       ...drop,
       launch.bwrapPath,
       ...args,
@@ -67,7 +116,7 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
     {
       cwd: '/',
       env: {},
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     },
   );
   const extra = child.stdio as unknown as (Readable & Writable)[];
@@ -101,14 +150,30 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
   ] as const) {
     extra[fd]?.end(text);
   }
+  // A few hundred bytes: far below a pipe's buffer, so this never waits on bwrap.
+  extra[BWRAP_FDS.seccomp]?.end(launch.seccompFilter ?? '');
 
   const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
+  /** Host pids of launch-namespace inits the tree kill killed, to wait for. */
+  const namespaceInits: number[] = [];
   const end = await superviseChild(child, {
     output,
     stdin: spec.stdin,
     timeoutMs: spec.timeoutMs,
     signal: spec.signal,
     killTree: async () => {
+      if (ownNamespace) {
+        // Killing the namespace's init ends everything in it (waited for below). The
+        // chain goes first: unshare (util-linux 2.38) would answer its child's SIGKILL
+        // with exit 1 and a message of its own. Before the chain has forked the init,
+        // killing the chain is enough (--kill-child).
+        const inits = child.pid === undefined ? [] : await childPids(child.pid);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        for (const pid of inits) killQuietly(pid);
+        namespaceInits.push(...inits);
+        await cgroup?.killAll();
+        return;
+      }
       // bwrap dies → its sandbox init gets SIGKILL (--die-with-parent) → the pid
       // namespace goes with it. The cgroup sweep covers anything in between.
       // Under heavy load the setup can take seconds; waiting long here is cheaper than
@@ -118,22 +183,18 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
       // If bwrap still had not armed --die-with-parent, its init survives bwrap: kill it
       // directly (killing a pid namespace's init ends everything inside it).
       const init = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-      if (init !== undefined && !started) {
-        try {
-          process.kill(Number(init), 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      if (init !== undefined && !started) killQuietly(Number(init));
       await cgroup?.killAll();
     },
   });
   await withinMs(startedEnd, 2000);
-  // Killing bwrap tears the pid namespace down asynchronously; its init is gone (or a
-  // zombie) only once every process in the namespace is. Without cgroups this is the
-  // only way to know nothing is left.
-  const initPid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-  if (initPid !== undefined) await waitUntilGone(Number(initPid), 5000);
+  // Killing a pid namespace's init tears the namespace down asynchronously; the init is
+  // gone (or a zombie) only once every process in it is. Without cgroups this is the
+  // only way to know nothing is left. In the launch namespace, a chain that exited by
+  // itself already says so (unshare waits for the init), and bwrap's pid there is not a
+  // host pid.
+  const inits = ownNamespace ? namespaceInits : [/"child-pid":\s*(\d+)/.exec(info)?.[1]];
+  for (const pid of inits) if (pid !== undefined) await waitUntilGone(Number(pid), 5000);
   for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.destroy();
 
   if (!started && !end.timedOut && !end.cancelled) {
@@ -155,4 +216,21 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
     stderrTruncated: output.stderr.truncated,
     durationMs: Math.round(performance.now() - startedAt),
   };
+}
+
+/** Host pids of the children of `pid` (none when it is gone). */
+async function childPids(pid: number): Promise<number[]> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return text
+    .split(/\s+/)
+    .filter((p) => p !== '')
+    .map(Number);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }

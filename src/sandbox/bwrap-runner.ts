@@ -5,8 +5,11 @@
  * Launch chain, all with an EMPTY environment (bwrap would otherwise expose the node's
  * environment through `/proc/1/environ` inside the sandbox):
  *
- *   node (root) → /bin/sh launcher: writes its own pid into the command's cgroups, so
- *   every later process is in them → `env -i` → setpriv to uid/gid 10001, no
+ *   node (root) → setpriv `--pdeathsig` → /bin/sh launcher: writes its own pid into the
+ *   command's cgroups, so every later process is in them → `env -i` → `unshare --pid
+ *   --mount --fork` (a namespace whose init ends the whole sandbox when killed; see
+ *   `bwrap-launch.ts`) → an overlay over the workspace's path (so the sandbox's mount
+ *   table shows no host path; see `workspace-staging.ts`) → setpriv to uid/gid 10001, no
  *   supplementary groups → bwrap (unprivileged, in a new user namespace) → prelude →
  *   /bin/sh -c <command>
  *
@@ -23,6 +26,10 @@
  * many CPUs' worth of time, so a busy loop in one sandbox cannot starve other commands
  * or the node.
  *
+ * Under the namespaces, a seccomp filter (`seccomp-policy.ts`) denies the syscalls no
+ * command needs. On an architecture the filter has no table for, commands run without
+ * it and the probe says so.
+ *
  * @module
  */
 
@@ -31,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../telemetry/logger.js';
 import { bwrapArgs, type SystemDirEntry } from './bwrap-args.js';
-import { launchBwrap } from './bwrap-launch.js';
+import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
 import { CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
 import { commandEnv, SANDBOX_PATH } from './command-env.js';
 import {
@@ -41,9 +48,12 @@ import {
   type RunSpec,
   SANDBOX_UID,
 } from './runner.js';
+import { encodeFilter } from './seccomp-bpf.js';
+import { seccompFilterFor } from './seccomp-policy.js';
 import { cancelledBeforeStart } from './supervise.js';
 import { findSystemDirs } from './system-dirs.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from './workspace-path.js';
+import { type Stage, WorkspaceStaging } from './workspace-staging.js';
 
 /** Options of {@link BwrapRunner}. Every one has a default. */
 export interface BwrapRunnerOptions {
@@ -69,6 +79,19 @@ export interface BwrapRunnerOptions {
   shmSizeBytes?: number;
   /** Drop from root to uid 10001 before bwrap. Default: when the node runs as root. */
   dropPrivileges?: boolean;
+  /**
+   * Install the seccomp filter (`seccomp-policy.ts`) in every sandbox. Default true;
+   * `false` only to compare with the filter off (tests, diagnosis).
+   */
+  seccomp?: boolean;
+  /** The architecture to build the filter for, as Node names it. Default `process.arch`. */
+  arch?: string;
+  /**
+   * Mount the workspace through an overlay of its own so that the sandbox's mount table
+   * shows no host path (`workspace-staging.ts`). Needs root. Default: when the node
+   * runs as root.
+   */
+  stageWorkspace?: boolean;
   /** Where {@link BwrapRunner.probe} makes its scratch workspace. Default the OS temp dir. */
   probeDir?: string;
   /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
@@ -76,6 +99,10 @@ export interface BwrapRunnerOptions {
 }
 
 const MiB = 1024 * 1024;
+
+/** Exits 0 when the shell runs under a seccomp filter (mode 2), 3 otherwise. */
+const SECCOMP_CHECK =
+  'while read -r key value; do if [ "$key" = Seccomp: ]; then [ "$value" = 2 ] && exit 0; exit 3; fi; done < /proc/self/status; exit 3';
 
 /** Runs each command in a fresh bubblewrap sandbox as uid 10001. */
 export class BwrapRunner implements Runner {
@@ -85,16 +112,39 @@ export class BwrapRunner implements Runner {
   private readonly dropPrivileges: boolean;
   private cgroups: Promise<CgroupV1Hierarchy | string> | undefined;
   private systemDirs: Promise<SystemDirEntry[]> | undefined;
+  /** The encoded filter, or null with {@link noSeccompReason} saying why. */
+  private readonly seccompFilter: Buffer | null;
+  private readonly noSeccompReason: string | null;
+  private warnedNoSeccomp = false;
+  private readonly staging: WorkspaceStaging | null;
+  /** Why workspaces are not staged at all, or null when they are where possible. */
+  private readonly noStagingReason: string | null;
+  private warnedNoStaging = false;
 
   constructor(private readonly options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
     this.setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
     this.dropPrivileges = options.dropPrivileges ?? process.getuid?.() === 0;
+    const filter =
+      options.seccomp === false
+        ? ({ ok: false, reason: 'disabled by configuration' } as const)
+        : seccompFilterFor(options.arch ?? process.arch);
+    this.seccompFilter = filter.ok ? encodeFilter(filter.program) : null;
+    this.noSeccompReason = filter.ok ? null : filter.reason;
+    const stage = options.stageWorkspace ?? this.dropPrivileges;
+    this.staging = stage && this.dropPrivileges ? new WorkspaceStaging() : null;
+    this.noStagingReason =
+      this.staging !== null
+        ? null
+        : options.stageWorkspace === false
+          ? 'disabled by configuration'
+          : 'the node does not run as root';
   }
 
   /**
    * Passes when bwrap (and setpriv, when dropping privileges) is present and a trivial
-   * sandbox (`true`) actually runs. Running without cgroups passes with a warning.
+   * sandbox actually runs, under the seccomp filter when there is one. Running without
+   * cgroups, or without a filter for this architecture, passes with a warning.
    */
   async probe(): Promise<RunnerProbe> {
     const hint = 'apt-get install bubblewrap, or set MEMQL_RUNNER=docker / MEMQL_RUNNER=process';
@@ -107,14 +157,26 @@ export class BwrapRunner implements Runner {
         reason: `setpriv not found at ${this.setprivPath} (needed to drop root to uid ${SANDBOX_UID}): apt-get install util-linux`,
       };
     }
-    const dir = await mkdtemp(join(this.options.probeDir ?? tmpdir(), 'memql-bwrap-probe-'));
+    if (this.dropPrivileges && !(await isExecutable(LAUNCH_UNSHARE))) {
+      return {
+        ok: false,
+        reason: `unshare not found at ${LAUNCH_UNSHARE} (needed for the launch namespace): apt-get install util-linux`,
+      };
+    }
+    const dir = await mkdtemp(join(this.probeRoot(), 'memql-bwrap-probe-'));
     try {
       const result = await this.run({
         workspaceDir: dir,
-        command: 'true',
+        command: this.seccompFilter ? SECCOMP_CHECK : 'true',
         timeoutMs: 10_000,
         outputLimitBytes: 4096,
       });
+      if (this.seccompFilter && result.exitCode === 3) {
+        return {
+          ok: false,
+          reason: `the seccomp filter is not in force inside the sandbox (/proc/self/status does not say "Seccomp: 2"); ${hint}`,
+        };
+      }
       if (result.exitCode !== 0) {
         return {
           ok: false,
@@ -129,22 +191,23 @@ export class BwrapRunner implements Runner {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    const warnings: string[] = [];
+    if (this.noSeccompReason !== null) {
+      warnings.push(`${this.noSeccompReason}: commands run without a seccomp filter`);
+    }
+    const unstaged = this.noStagingReason ?? (await this.staging?.support(this.probeRoot()));
+    if (unstaged) {
+      warnings.push(`${unstaged}: the sandbox's mount table shows the workspace's host path`);
+    }
     const cgroups = await this.cgroupHierarchy();
     if (typeof cgroups === 'string') {
-      return {
-        ok: true,
-        warnings: [
-          `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
-        ],
-      };
+      warnings.push(
+        `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
+      );
+    } else if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
+      warnings.push(`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`);
     }
-    if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
-      return {
-        ok: true,
-        warnings: [`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`],
-      };
-    }
-    return { ok: true };
+    return warnings.length > 0 ? { ok: true, warnings } : { ok: true };
   }
 
   /**
@@ -174,7 +237,15 @@ export class BwrapRunner implements Runner {
       tmpSizeBytes: this.options.tmpSizeBytes ?? 256 * MiB,
       shmSizeBytes: this.options.shmSizeBytes ?? 64 * MiB,
       mapToUid: this.dropPrivileges ? undefined : SANDBOX_UID,
+      seccomp: this.seccompFilter !== null,
     });
+    if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
+      this.warnedNoSeccomp = true;
+      this.options.logger?.warn(
+        { reason: this.noSeccompReason },
+        'bwrap runner: commands run without a seccomp filter',
+      );
+    }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
     const hierarchy = await this.cgroupHierarchy();
     const cgroup =
@@ -186,7 +257,9 @@ export class BwrapRunner implements Runner {
               spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
             ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
           });
+    let stage: Stage | null = null;
     try {
+      stage = await this.stage(spec.workspaceDir);
       return await launchBwrap({
         spec,
         args,
@@ -194,12 +267,33 @@ export class BwrapRunner implements Runner {
         startedAt,
         bwrapPath: this.bwrapPath,
         setprivPath: this.dropPrivileges ? this.setprivPath : null,
+        seccompFilter: this.seccompFilter,
+        stage: stage?.command ?? [],
       });
     } finally {
+      await stage?.release();
       await cgroup?.remove().catch((err: unknown) => {
         this.options.logger?.warn({ err }, 'bwrap runner: could not remove a command cgroup');
       });
     }
+  }
+
+  /** The workspace's staging, or null (said once) when it runs with the plain bind. */
+  private async stage(workspaceDir: string): Promise<Stage | null> {
+    const staged = this.staging ? await this.staging.stage(workspaceDir) : null;
+    if (staged !== null && !('reason' in staged)) return staged;
+    if (!this.warnedNoStaging) {
+      this.warnedNoStaging = true;
+      this.options.logger?.warn(
+        { reason: staged?.reason ?? this.noStagingReason },
+        "bwrap runner: the sandbox's mount table shows the workspace's host path",
+      );
+    }
+    return null;
+  }
+
+  private probeRoot(): string {
+    return this.options.probeDir ?? tmpdir();
   }
 
   /** The cgroup hierarchy, or why there is none; looked up once. */

@@ -258,6 +258,7 @@ export class DockerRunner implements Runner {
       HostConfig: {
         NetworkMode: 'none',
         CapDrop: ['ALL'],
+        // No `seccomp=` option: the daemon's default seccomp profile applies.
         SecurityOpt: ['no-new-privileges'],
         ReadonlyRootfs: true,
         Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${this.#tmpSizeBytes}` },

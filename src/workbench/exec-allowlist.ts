@@ -22,7 +22,8 @@
  *   subcommands and config keys that run commands, `tar --to-command`...
  * - A program given by path passes only as an absolute path to the system binary of
  *   that name (same device and inode); relative paths are refused.
- * - Variables that pick or inject programs (`PATH`, `LD_*`, `GIT_*`...) may not be set.
+ * - Variables that pick or inject programs, or redirect a tool's configuration (`PATH`,
+ *   `LD_*`, `GIT_*`, `HOME`, `XDG_*`...), may not be set (`exec-sensitive-variables.ts`).
  *
  * Not covered, by design: interpreters (`python3 -c`, `node -e`, `go run`) run code;
  * configuration files in the workspace (`.git/config`, hooks) can make git run
@@ -50,10 +51,16 @@ export {
   CHECKED_WRAPPERS,
   DEFAULT_ALLOWED_PROGRAMS,
   FORBIDDEN_BUILTINS,
-  isSensitiveVariable,
   SHELLS,
   UNCHECKED_WRAPPERS,
 } from './exec-policy.js';
+export {
+  isSensitiveVariable,
+  SENSITIVE_VARIABLES,
+  SETTABLE_VARIABLES,
+  type SensitiveVariableRule,
+  sensitiveVariableRule,
+} from './exec-sensitive-variables.js';
 
 /** Bounds on the analysis of one command; reaching any of them refuses the command. */
 export interface CommandCheckLimits {

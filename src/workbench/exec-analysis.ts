@@ -21,7 +21,7 @@
 
 import { type Denial, deny } from './exec-denial.js';
 import { checkInvocation, type InvocationPolicy } from './exec-invocation.js';
-import { isSensitiveVariable } from './exec-policy.js';
+import { sensitiveVariableRule } from './exec-sensitive-variables.js';
 import type { ShellNode } from './shell-parser.js';
 import { decodeWord, findHiddenSubstitution, unquoteDelimiter, type Word } from './shell-words.js';
 
@@ -245,13 +245,9 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
   }
 
   function sensitive(name: string, index: number): Denial | null {
-    return isSensitiveVariable(name)
-      ? deny(
-          'sensitive_variable',
-          name,
-          index,
-          `setting ${name} is not allowed: it decides which program runs or injects code into one.`,
-        )
+    const rule = sensitiveVariableRule(name);
+    return rule
+      ? deny('sensitive_variable', name, index, `setting ${name} is not allowed: ${rule.reason}.`)
       : null;
   }
 

@@ -1,6 +1,6 @@
 /**
- * The lists behind the exec allowlist: what may run, what never may, and which
- * variables a command may not set.
+ * The lists behind the exec allowlist: what may run and what never may. The variables a
+ * command may not set are in `exec-sensitive-variables.ts`.
  *
  * The allowlist is defence in depth; the sandbox is the boundary. So the default list
  * covers what an agent needs for headless work (files, text, archives, hashes, fetch,
@@ -284,42 +284,3 @@ export const CHECKED_WRAPPERS: readonly string[] = [
   'xargs',
   'time',
 ];
-
-const SENSITIVE_EXACT = new Set([
-  'PATH',
-  'ENV',
-  'SHELLOPTS',
-  'PS4',
-  'PROMPT_COMMAND',
-  'GCONV_PATH',
-  'NODE_OPTIONS',
-  'PAGER',
-  'EDITOR',
-  'VISUAL',
-  'BROWSER',
-  'LESSOPEN',
-  'LESSCLOSE',
-  'TAR_OPTIONS',
-  'ZIPOPT',
-  'WGETRC',
-]);
-
-const SENSITIVE_PREFIXES = ['LD_', 'BASH', 'GIT_', 'DYLD_'];
-const SENSITIVE_PARTS = ['PAGER', 'EDITOR', 'ASKPASS', '_COMMAND'];
-
-/**
- * True for variables that decide which program runs or inject code into an allowed
- * one: `PATH` (a bare `ls` would find a workspace copy of a shell), the dynamic
- * loader's `LD_*`, bash's `BASH_ENV`/`BASH_CMDS`/..., `GIT_*` (ssh command, pager,
- * editor, exec path, config), pagers, editors, askpass helpers, `*_COMMAND` hooks,
- * `TAR_OPTIONS` (`--to-command`), `ZIPOPT`, `WGETRC`, `NODE_OPTIONS`, `GCONV_PATH`.
- *
- * The dispatch layer should apply the same test to the `env` map of an `exec` call.
- */
-export function isSensitiveVariable(name: string): boolean {
-  return (
-    SENSITIVE_EXACT.has(name) ||
-    SENSITIVE_PREFIXES.some((p) => name.startsWith(p)) ||
-    SENSITIVE_PARTS.some((p) => name.includes(p))
-  );
-}

@@ -7,6 +7,7 @@
 
 import { type Denial, deny } from './exec-denial.js';
 import type { ParsedArgs } from './exec-options.js';
+import { sensitiveVariableRule } from './exec-sensitive-variables.js';
 import { couldBeOption, type Word } from './shell-words.js';
 
 /** A rule: the arguments of one invocation in, a refusal or null out. */
@@ -91,7 +92,7 @@ export function sensitive(program: string, name: string, index: number): Denial 
     'sensitive_variable',
     name,
     index,
-    `${program} may not change ${name}: it decides which program runs or injects code into one.`,
+    `${program} may not change ${name}: ${sensitiveVariableRule(name)?.reason ?? 'a command may not set it'}.`,
   );
 }
 

@@ -7,7 +7,6 @@
  */
 
 import { type OptionSpec, parseOptions, valueText } from './exec-options.js';
-import { isSensitiveVariable } from './exec-policy.js';
 import {
   dynamicArgument,
   optionParseDenial,
@@ -16,6 +15,7 @@ import {
   textOf,
   unsafe,
 } from './exec-rule-support.js';
+import { isSensitiveVariable } from './exec-sensitive-variables.js';
 import { couldBeOption, type Word } from './shell-words.js';
 
 const READ_SPEC: OptionSpec = {

@@ -9,7 +9,7 @@
 
 import { type Denial, deny } from './exec-denial.js';
 import { type OptionProblem, type OptionSpec, parseOptions } from './exec-options.js';
-import { isSensitiveVariable } from './exec-policy.js';
+import { isSensitiveVariable, sensitiveVariableRule } from './exec-sensitive-variables.js';
 import type { Word } from './shell-words.js';
 
 /** What a wrapper runs: a program and its arguments, nothing, or a refusal. */
@@ -195,7 +195,7 @@ export function unwrap(wrapper: string, wrapperWord: Word, args: readonly Word[]
             'sensitive_variable',
             name,
             word.index,
-            `env may not set ${name}: it decides which program runs or injects code into one.`,
+            `env may not set ${name}: ${sensitiveVariableRule(name)?.reason ?? 'a command may not set it'}.`,
           ),
         };
       }

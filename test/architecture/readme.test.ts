@@ -3,6 +3,10 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { renderConfigTable } from '../../src/config/index.js';
+import {
+  SENSITIVE_VARIABLES,
+  SETTABLE_VARIABLES,
+} from '../../src/workbench/exec-sensitive-variables.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
@@ -28,3 +32,15 @@ t.test('every dependency is named in the README', async (t) => {
   const missing = names.filter((n) => !readme.includes(`\`${n}\``));
   t.same(missing, [], 'each dependency has a reason in the README');
 });
+
+t.test(
+  'the sandbox section lists every refused variable and every settable look-alike',
+  async (t) => {
+    const names = [
+      ...SENSITIVE_VARIABLES.map((r) => r.pattern),
+      ...SETTABLE_VARIABLES.map((v) => v.name),
+    ];
+    const missing = names.filter((n) => !new RegExp(`\`${n}`, 'i').test(readme));
+    t.same(missing, [], 'add them to the list under "Sandbox runners"');
+  },
+);

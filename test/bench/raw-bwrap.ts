@@ -1,7 +1,7 @@
 /**
  * The baseline of cases 1 and 4: bubblewrap spawned directly with the argv the
- * bwrap runner builds (`bwrapArgs`, same system dirs, same tmpfs sizes, same uid
- * drop through setpriv when root), and nothing else: no launcher shell, no cgroups,
+ * bwrap runner builds (`bwrapArgs`, same system dirs, same tmpfs sizes, same seccomp
+ * filter, same uid drop through setpriv when root), and nothing else: no launcher shell, no cgroups,
  * no supervision beyond waiting for exit.
  *
  * @module
@@ -13,6 +13,8 @@ import type { Readable, Writable } from 'node:stream';
 import { BWRAP_FDS, bwrapArgs, sandboxEtcFiles } from '../../src/sandbox/bwrap-args.js';
 import { SANDBOX_PATH } from '../../src/sandbox/command-env.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
+import { encodeFilter } from '../../src/sandbox/seccomp-bpf.js';
+import { seccompFilterFor } from '../../src/sandbox/seccomp-policy.js';
 import { findSystemDirs } from '../../src/sandbox/system-dirs.js';
 
 const MiB = 1024 * 1024;
@@ -45,6 +47,8 @@ export async function rawBwrap(
   if (root) await chown(workspaceDir, SANDBOX_UID, SANDBOX_UID);
   const systemDirs = await findSystemDirs();
   const etc = sandboxEtcFiles(SANDBOX_UID);
+  const filter = seccompFilterFor(process.arch);
+  const seccomp = filter.ok ? encodeFilter(filter.program) : null;
   const argvFor = (command: string) => {
     const args = bwrapArgs({
       workspaceDir,
@@ -55,6 +59,7 @@ export async function rawBwrap(
       tmpSizeBytes: 256 * MiB,
       shmSizeBytes: 64 * MiB,
       mapToUid: root ? undefined : SANDBOX_UID,
+      seccomp: seccomp !== null,
     });
     return root
       ? {
@@ -92,7 +97,7 @@ export async function rawBwrap(
         const child = spawn(file, args, {
           cwd: '/',
           env: {},
-          stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+          stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
         });
         const extra = child.stdio as unknown as (Readable & Writable)[];
         for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.on('error', () => {});
@@ -101,6 +106,7 @@ export async function rawBwrap(
         extra[BWRAP_FDS.passwd]?.end(etc.passwd);
         extra[BWRAP_FDS.group]?.end(etc.group);
         extra[BWRAP_FDS.hosts]?.end(etc.hosts);
+        extra[BWRAP_FDS.seccomp]?.end(seccomp ?? '');
         child.stdout?.resume();
         let stderr = '';
         child.stderr?.on('data', (c: Buffer) => {

@@ -80,5 +80,13 @@ t.test('environment cleared then set; cwd; the command after the prelude', async
   t.equal(args[args.indexOf('--chdir') + 1], '/workspace/a/b');
   t.equal(bwrapArgs(base)[bwrapArgs(base).indexOf('--chdir') + 1], '/workspace');
   t.same(args.slice(-6), ['--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', 'echo hi']);
-  t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&-; exec \/bin\/sh -c "\$1"$/);
+  t.match(SANDBOX_PRELUDE, /^printf \. >&3 \|\| exit 125; /, 'no command once the node is gone');
+  t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&-; exec \/bin\/sh -c "\$1"$/);
+});
+
+t.test('the seccomp filter comes from its descriptor when asked for', async (t) => {
+  const args = bwrapArgs({ ...base, seccomp: true });
+  t.equal(args[args.indexOf('--seccomp') + 1], '8');
+  t.ok(args.indexOf('--seccomp') < args.indexOf('--'), 'a bwrap option, not part of the command');
+  t.notOk(bwrapArgs(base).includes('--seccomp'));
 });

@@ -123,7 +123,9 @@ t.test('no network: not Postgres, not a port of the node, no interface but loopb
     "        s.connect(('127.0.0.1', port)); print(port, 'connected')",
     '    except OSError as e:',
     "        print(port, 'failed', e.errno)",
-    "print('ifaces', ' '.join(sorted(n for _, n in socket.if_nameindex())))",
+    // /proc/net/dev, not if_nameindex(): the seccomp filter refuses netlink sockets.
+    "lines = open('/proc/net/dev').read().splitlines()[2:]",
+    "print('ifaces', ' '.join(sorted(l.split(':')[0].strip() for l in lines)))",
   ].join('\n');
   const r = await run(ws, 'python3 -c "$PY"', { env: { PY: script } });
   t.equal(r.exitCode, 0, r.stderr.toString());

@@ -208,6 +208,16 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
     t.same(await readdir(outside), ['secret.txt']);
   });
 
+  if (runner.kind === 'bwrap') {
+    t.test("the sandbox's mount table names neither the workspace nor the root", async (t) => {
+      const ex = await call('run-1', 'exec', { command: 'cat /proc/self/mountinfo /proc/mounts' });
+      const { exitCode, stdout } = payload<{ exitCode: number; stdout: string }>(t, ex);
+      t.equal(exitCode, 0);
+      t.match(stdout, / \/workspace /, 'the mount table was read');
+      t.notOk(stdout.includes(base), 'no part of the workbench root (MEMQL_WORKBENCH_ROOT)');
+    });
+  }
+
   t.test('every refusal answers with its code', async (t) => {
     const cases: [string, () => Promise<DispatchResult>, string][] = [
       ['unknown action', () => call('run-1', 'fs_move', { path: 'a' }), 'invalid_arguments'],
@@ -229,6 +239,11 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       [
         'LD_PRELOAD in env',
         () => call('run-1', 'exec', { command: 'ls', env: { LD_PRELOAD: 'x.so' } }),
+        'invalid_arguments',
+      ],
+      [
+        'HOME in env',
+        () => call('run-1', 'exec', { command: 'git status', env: { HOME: '/workspace' } }),
         'invalid_arguments',
       ],
       ['run id with dots', () => call('..', 'fs_list', {}), 'invalid_arguments'],
