@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
 import {
@@ -8,6 +10,7 @@ import {
   type K8sDoc,
   loadK8sDocs,
   podTemplate,
+  repoRoot,
   resolveEnv,
 } from './manifest-support.js';
 
@@ -110,6 +113,23 @@ t.test('credentials come from Secrets the dev overlay generates', async (t) => {
       const ref = env.get(name)?.valueFrom?.secretKeyRef;
       t.ok(ref && !ref.optional, `${doc.metadata?.name}: ${name} from a required secretKeyRef`);
       t.ok(dev.get(ref?.name ?? '')?.has(ref?.key ?? ''), `the dev overlay generates ${name}`);
+    }
+  }
+});
+
+t.test("the README's kubectl create secret commands make every key the base needs", async (t) => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## Deploy on Kubernetes\n'));
+  for (const doc of [agent, workbench]) {
+    for (const e of containersOf(doc)[0]!.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      if (!ref || ref.optional) continue;
+      // The command: from `kubectl create secret generic <name>` to its last `\` line.
+      const match = new RegExp(`kubectl create secret generic ${ref.name} (?:.*\\\\\n)*.*`).exec(
+        section,
+      );
+      t.ok(match, `the README creates Secret ${ref.name}`);
+      t.match(match?.[0], `--from-literal=${ref.key}=`, `${ref.name} gets key ${ref.key}`);
     }
   }
 });
