@@ -1,6 +1,12 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config/index.js';
-import { type ComposeService, readCompose } from './manifest-support.js';
+import {
+  type ComposeService,
+  containersOf,
+  findDoc,
+  loadK8sDocs,
+  readCompose,
+} from './manifest-support.js';
 
 /**
  * deploy/compose.yaml: the mesh on one machine. Its nodes are built from the
@@ -54,7 +60,7 @@ t.test('the agent is remote and dials both replicas', async (t) => {
   t.equal(config.listen.http.host, '0.0.0.0');
 });
 
-t.test('each replica has its own node id, root volume and the sandbox privileges', async (t) => {
+t.test('each replica has its own node id and root volume', async (t) => {
   const ids = new Set<string>();
   for (const name of WORKBENCHES) {
     const service = services[name];
@@ -69,9 +75,24 @@ t.test('each replica has its own node id, root volume and the sandbox privileges
       service?.volumes?.some((v) => v.endsWith(`:${config.workbenchRoot}`)),
       `${name}: the workspace root is a volume`,
     );
-    t.same(service?.cap_drop, ['ALL']);
-    t.ok(service?.cap_add?.includes('SYS_ADMIN'), `${name}: may mount for the sandbox`);
-    t.ok(service?.security_opt?.includes('seccomp=unconfined'));
   }
   t.equal(ids.size, WORKBENCHES.length);
+});
+
+t.test('the replicas have the privileges of the Kubernetes workbench, no more', async (t) => {
+  const k8s = containersOf(findDoc(loadK8sDocs(), 'Deployment', 'workbench'))[0]!.securityContext;
+  const unconfined = (type: string | undefined) => (type === 'Unconfined' ? 'unconfined' : type);
+  for (const name of WORKBENCHES) {
+    const service = services[name];
+    t.same(service?.cap_drop, k8s?.capabilities?.drop, `${name}: cap_drop`);
+    t.same(service?.cap_add, k8s?.capabilities?.add, `${name}: cap_add`);
+    t.same(
+      service?.security_opt,
+      [
+        `seccomp=${unconfined(k8s?.seccompProfile?.type)}`,
+        `apparmor=${unconfined(k8s?.appArmorProfile?.type)}`,
+      ],
+      `${name}: seccomp and AppArmor`,
+    );
+  }
 });
