@@ -36,6 +36,14 @@ export const CONTAINER_WORKSPACE = '/workspace';
 
 /** Label set on every container this runner creates, with the value `docker`. */
 export const SANDBOX_LABEL = 'memql.sandbox';
+/**
+ * Image label naming the image's process 1 (an absolute path). When the runner image
+ * carries it, commands start through that init (`deploy/runner/init.py`: it keeps the
+ * container's environment out of reach through `/proc/1/environ`); otherwise the
+ * image's entrypoint is cleared and the command is process 1 itself.
+ */
+export const INIT_LABEL = 'memql.runner.init';
+
 /** Label carrying a per-command id, unique to one container. */
 export const COMMAND_LABEL = 'memql.command';
 
@@ -85,6 +93,8 @@ export class DockerRunner implements Runner {
   readonly #labels: Record<string, string>;
   readonly #outputDrainMs: number;
   readonly #errorContext: DockerErrorContext;
+  /** The entrypoint commands start through, read once from the image's labels. */
+  #entrypoint: Promise<string[]> | null = null;
 
   constructor(options: DockerRunnerOptions) {
     this.#docker = options.docker;
@@ -160,9 +170,10 @@ export class DockerRunner implements Runner {
     let attach: NodeJS.ReadWriteStream | null = null;
     let failed = false;
     try {
+      const entrypoint = await this.#call(() => this.#imageEntrypoint());
       container = await this.#call(() =>
         this.#docker.createContainer(
-          this.#createOptions(spec, posix.join(CONTAINER_WORKSPACE, cwd), env),
+          this.#createOptions(spec, posix.join(CONTAINER_WORKSPACE, cwd), env, entrypoint),
         ),
       );
       // Attach before start, so the first bytes of output are not lost.
@@ -228,10 +239,27 @@ export class DockerRunner implements Runner {
     }
   }
 
+  /** `[init]` when the image names one with {@link INIT_LABEL}, else `[]`. */
+  #imageEntrypoint(): Promise<string[]> {
+    this.#entrypoint ??= this.#docker
+      .getImage(this.#image)
+      .inspect()
+      .then((info) => {
+        const init = info.Config?.Labels?.[INIT_LABEL];
+        return init !== undefined && posix.isAbsolute(init) ? [init] : [];
+      });
+    // A failed read is tried again by the next command (the image may be pulled meanwhile).
+    this.#entrypoint.catch(() => {
+      this.#entrypoint = null;
+    });
+    return this.#entrypoint;
+  }
+
   #createOptions(
     spec: RunSpec,
     workingDir: string,
     env: string[],
+    entrypoint: string[],
   ): Dockerode.ContainerCreateOptions {
     const hasStdin = spec.stdin !== undefined;
     const memory = Math.max(
@@ -241,8 +269,8 @@ export class DockerRunner implements Runner {
     return {
       Image: this.#image,
       Cmd: ['/bin/sh', '-c', spec.command],
-      // Clear any entrypoint of the image: the command is exactly `/bin/sh -c <text>`.
-      Entrypoint: [],
+      // The image's own init, or none: never another entrypoint of the image's.
+      Entrypoint: entrypoint,
       User: `${SANDBOX_UID}:${SANDBOX_UID}`,
       WorkingDir: workingDir,
       Env: env,

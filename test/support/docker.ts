@@ -11,10 +11,11 @@ import { SANDBOX_UID } from '../../src/sandbox/runner.js';
  */
 export const TEST_DOCKER_SOCKET = process.env.MEMQL_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
 
-/** The busybox image built by `.ci/install-docker.sh`. */
-export const TEST_RUNNER_IMAGE = process.env.MEMQL_TEST_DOCKER_IMAGE ?? 'memql/test-runner:busybox';
+/** The runner image built by `.ci/install-images.sh` (deploy/Dockerfile, target `runner`). */
+export const TEST_RUNNER_IMAGE = process.env.MEMQL_TEST_DOCKER_IMAGE ?? 'memql/runner:ci';
 
-const HOW_TO_FIX = 'run .ci/install-docker.sh (as root) to install dockerd and build the image';
+const HOW_TO_FIX =
+  'run .ci/install-docker.sh and .ci/install-images.sh (as root) to start dockerd and build the image';
 
 /**
  * A Dockerode client for the test daemon, after checking that the daemon answers and
