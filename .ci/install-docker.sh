@@ -3,9 +3,11 @@
 # missing, starts dockerd only when its socket does not answer. The images the tests
 # run (the docker runner's among them) come from .ci/install-images.sh.
 #
-# The daemon runs with the vfs storage driver (no overlay inside this VM), without
-# iptables and without the default bridge: sandbox containers use network "none",
-# and the deploy tests' containers use the host's network.
+# The daemon runs with the overlay2 storage driver where the kernel mounts overlayfs on
+# the filesystem of /var/lib/docker, and with vfs (a full copy of the image for every
+# container: seconds per container for a large image) only where it does not; without
+# iptables and without the default bridge: sandbox containers use network "none", and
+# the deploy tests' containers use the host's network.
 set -euo pipefail
 
 SOCKET=/var/run/docker.sock
@@ -48,6 +50,23 @@ dockerd_alive() {
   ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
 }
 
+# overlay2 when an overlay mount works beside /var/lib/docker, else vfs.
+storage_driver() {
+  local probe
+  mkdir -p /var/lib/docker
+  probe="$(mktemp -d /var/lib/docker/overlay-probe.XXXXXX)"
+  mkdir -p "$probe/lower" "$probe/upper" "$probe/work" "$probe/merged"
+  if mount -t overlay overlay \
+    -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" "$probe/merged" 2>/dev/null; then
+    umount "$probe/merged"
+    rm -rf "$probe"
+    echo overlay2
+  else
+    rm -rf "$probe"
+    echo vfs
+  fi
+}
+
 if daemon_up; then
   say "dockerd already answers on $SOCKET"
 else
@@ -56,8 +75,9 @@ else
     say "removing stale /var/run/docker.pid"
     rm -f /var/run/docker.pid
   fi
-  say "starting dockerd (vfs storage, no iptables, no bridge); log: $LOG"
-  nohup dockerd --host="unix://$SOCKET" --storage-driver=vfs --iptables=false --bridge=none \
+  driver=$(storage_driver)
+  say "starting dockerd ($driver storage, no iptables, no bridge); log: $LOG"
+  nohup dockerd --host="unix://$SOCKET" --storage-driver="$driver" --iptables=false --bridge=none \
     >>"$LOG" 2>&1 </dev/null &
   dockerd_pid=$!
   for i in $(seq 1 "$WAIT_SECONDS"); do

@@ -32,7 +32,7 @@ started=$(date +%s)
 
 base_works() {
   docker run --rm --network none "$BASE" sh -c \
-    'node --version && npm --version && apt-get --version && test -n "$NODE_EXTRA_CA_CERTS"' \
+    'node --version && npm --version && apt-get --version && test -n "$NODE_EXTRA_CA_CERTS" && test "$(stat -c %a /)" = 755' \
     >/dev/null 2>&1
 }
 
@@ -46,6 +46,7 @@ make_base() {
   npm_dir="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")"
   [ -f "$npm_dir/package.json" ] || fail "npm's package folder not found (looked at $npm_dir)"
   rootfs="$(mktemp -d /var/tmp/memql-base.XXXXXX)"
+  chmod 755 "$rootfs" # it becomes the image's /
   # shellcheck disable=SC2064  # expand now: the variable is local
   trap "rm -rf '$rootfs'" EXIT
   say "debootstrap bookworm (minbase) from $MIRROR"
