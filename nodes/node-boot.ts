@@ -1,8 +1,8 @@
 /**
  * Boot steps every node binary shares: the configuration read once from the process
  * environment (a bad value stops the node with exit code 2 and a message naming the
- * variable), the root logger, and the workbench host with a Docker client when the
- * operator chose the docker runner.
+ * variable), the root logger, the mesh exposure check of a node that serves the mesh,
+ * and the workbench host with a Docker client when the operator chose the docker runner.
  */
 import { statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import {
   ConfigError,
   type LoadConfigOptions,
   loadConfig,
+  meshExposure,
   redactConfig,
 } from '../src/config/index.js';
 import type { ObjectStore } from '../src/objects/index.js';
@@ -50,6 +51,24 @@ export function bootNode(
   for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
   log.info({ config: redactConfig(config) }, 'configuration loaded');
   return { config, log };
+}
+
+/**
+ * Stops a node that would serve `NodeService.Stream` on a non-loopback address with
+ * neither a mesh token nor mutual TLS (exit code 2, a message naming the variables and
+ * what to do), and warns at every start when `MEMQL_MESH_INSECURE` lets it. Only the
+ * workbench node calls it: the agent node's gRPC server carries `grpc.health.v1` alone,
+ * which answers without a token anyway, and the local node serves no gRPC.
+ */
+export function refuseExposedMesh(config: Config, log: Logger): void {
+  const exposure = meshExposure(config);
+  if (exposure.kind === 'refused') {
+    process.stderr.write(`${exposure.message}\n`);
+    process.exit(2);
+  }
+  if (exposure.kind === 'insecure') {
+    log.warn({ variable: 'MEMQL_MESH_INSECURE', grpcListen: config.listen.grpc }, exposure.warning);
+  }
 }
 
 /** Builds this process's workbench host from the configuration. */

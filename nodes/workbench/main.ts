@@ -1,7 +1,8 @@
 /**
  * The workbench node: serves `NodeService.Stream` and `grpc.health.v1` on
  * `MEMQL_GRPC_LISTEN`, answering forwarded calls with the workbench host. Wiring
- * only: load config, build the parts, serve, drain and stop on SIGTERM or SIGINT.
+ * only: load config, refuse an unauthenticated non-loopback listen address (exit 2),
+ * build the parts, serve, drain and stop on SIGTERM or SIGINT.
  *
  * Flags: `--shutdown-grace-ms=<ms>` (default 25000): how long in-flight calls get to
  * finish after a stop signal before they are aborted.
@@ -13,7 +14,7 @@ import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { bootNode, buildNodeHost } from '../node-boot.js';
+import { bootNode, buildNodeHost, refuseExposedMesh } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
 /** How long after the commands' end the calls waiting on them get to answer, ms. */
@@ -33,6 +34,7 @@ function graceMs(argv: readonly string[]): number {
 async function main(): Promise<void> {
   const grace = graceMs(process.argv.slice(2));
   const { config, log } = bootNode('workbench');
+  refuseExposedMesh(config, log);
 
   const db = await openDb(config.database);
   const { host, runner } = await buildNodeHost(config, { db, log });

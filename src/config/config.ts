@@ -161,6 +161,11 @@ export interface MeshConfig {
   readonly token: string | null;
   /** `null`: plaintext gRPC. */
   readonly tls: MeshTlsConfig | null;
+  /**
+   * `MEMQL_MESH_INSECURE`: a workbench node may serve the mesh on a non-loopback
+   * address with neither a token nor mutual TLS (see meshExposure). Default `false`.
+   */
+  readonly insecure: boolean;
 }
 
 /** Something worth a WARNING line at boot that does not stop the node. */

@@ -29,6 +29,8 @@ export type { HostPort } from './host-port.js';
 export { formatHostPort, parseHostPort } from './host-port.js';
 export type { LoadConfigOptions } from './load-config.js';
 export { loadConfig } from './load-config.js';
+export type { MeshExposure } from './mesh-exposure.js';
+export { isLoopbackHost, meshExposure } from './mesh-exposure.js';
 export type { Parsed } from './parsed.js';
 export type { ParsedPeerSeeds, PeerSeed } from './peer-seeds.js';
 export { parsePeerSeeds } from './peer-seeds.js';

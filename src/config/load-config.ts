@@ -326,5 +326,5 @@ function readMesh(r: EnvReader, anyPath: (text: string) => Parsed<string>): Mesh
   requirePair(r, ['MEMQL_TLS_CERT_FILE', certFile], ['MEMQL_TLS_KEY_FILE', keyFile]);
   const identity = certFile !== null && keyFile !== null ? { certFile, keyFile } : null;
   const tls = identity === null && caFile === null ? null : { identity, caFile };
-  return { token, tls };
+  return { token, tls, insecure: r.required('MEMQL_MESH_INSECURE', parseBoolean) };
 }

@@ -292,7 +292,8 @@ export const CONFIG_VARIABLES = [
     name: 'MEMQL_GRPC_LISTEN',
     default: '0.0.0.0:50060',
     type: '`host:port`; IPv6 in brackets; port 0 picks a free port',
-    description: 'Address of the `NodeService` and `grpc.health.v1` server.',
+    description:
+      'Address of the `NodeService` and `grpc.health.v1` server. A workbench node refuses to start (exit 2) on an address other than loopback (127.0.0.0/8, `::1`, `localhost`) unless `MEMQL_MESH_TOKEN` or mutual TLS is configured or `MEMQL_MESH_INSECURE` is set.',
   },
   {
     name: 'MEMQL_HTTP_LISTEN',
@@ -335,7 +336,15 @@ export const CONFIG_VARIABLES = [
     default: undefined,
     defaultText: 'unset: system roots',
     type: 'path',
-    description: "PEM CA bundle that peers' certificates must chain to.",
+    description:
+      "PEM CA bundle that peers' certificates must chain to. With `MEMQL_TLS_CERT_FILE` and `MEMQL_TLS_KEY_FILE` it makes mutual TLS: a serving node requires and verifies its callers' certificates.",
+  },
+  {
+    name: 'MEMQL_MESH_INSECURE',
+    default: 'false',
+    type: 'boolean',
+    description:
+      'Lets a workbench node serve the mesh on a non-loopback `MEMQL_GRPC_LISTEN` with neither `MEMQL_MESH_TOKEN` nor mutual TLS; without it such a node refuses to start. Anyone who can reach the port can then run commands, so use it only on a network where every host is trusted; every start logs a warning.',
   },
 ] as const satisfies readonly ConfigVariable[];
 

@@ -39,7 +39,7 @@ const DEFAULTS: Config = {
     http: { host: '127.0.0.1', port: 8080 },
     metrics: null,
   },
-  mesh: { token: null, tls: null },
+  mesh: { token: null, tls: null, insecure: false },
   unknownVariables: [],
   warnings: [],
 };

@@ -429,6 +429,16 @@ const TABLE: readonly VariableCases[] = [
     valid: [['/tls/ca.pem', { identity: null, caFile: '/tls/ca.pem' }]],
     invalid: relativeAndNul,
   },
+  {
+    name: 'MEMQL_MESH_INSECURE',
+    pick: (c) => c.mesh.insecure,
+    valid: [
+      ['1', true],
+      ['ON', true],
+      ['false', false],
+    ],
+    invalid: ['insecure', '2'],
+  },
 ];
 
 const SECRETS = new Set(
