@@ -121,9 +121,16 @@ m.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))
 print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))())
 '; echo "i386=$?"`;
   const r = await run(t, runner, `${x32}; ${i386}`);
-  t.match(r.stdout.toString(), /^x32=159\ni386=159\n$/, 'killed by SIGSYS (128 + 31)');
   const off = await run(t, unfiltered, i386);
-  t.match(off.stdout.toString(), /^\d+\ni386=0\n$/, 'without the filter the i386 call runs');
+  if (/^i386=139\n$/.test(off.stdout.toString())) {
+    // A kernel booted without IA32 emulation answers `int 0x80` with SIGSEGV whatever
+    // the filter says: the i386 ABI is out of reach here, and the x32 case still counts.
+    t.match(r.stdout.toString(), /^x32=159\ni386=(159|139)\n$/, 'x32 killed by SIGSYS (128 + 31)');
+    t.comment('this kernel has no IA32 emulation: int 0x80 faults with or without the filter');
+  } else {
+    t.match(r.stdout.toString(), /^x32=159\ni386=159\n$/, 'killed by SIGSYS (128 + 31)');
+    t.match(off.stdout.toString(), /^\d+\ni386=0\n$/, 'without the filter the i386 call runs');
+  }
 });
 
 t.test('ordinary tools work under the filter', async (t) => {
