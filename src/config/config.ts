@@ -70,7 +70,7 @@ export type RunnerKind = 'auto' | 'bwrap' | 'docker' | 'process';
 export interface RunnerConfig {
   /** `auto` when `MEMQL_RUNNER` is unset. */
   readonly kind: RunnerKind;
-  /** Image for the `docker` runner; default `memql/workbench-runner:latest`. */
+  /** Image for the `docker` runner; default `memql/runner:latest`. */
   readonly image: string;
   /**
    * The operator named the runner. Only an explicit `process` may run commands

@@ -140,11 +140,11 @@ export function parseNodeId(text: string): Parsed<string> {
       );
 }
 
-/** A container image reference such as `memql/workbench-runner:latest` or `reg:5000/x@sha256:...`. */
+/** A container image reference such as `memql/runner:latest` or `reg:5000/x@sha256:...`. */
 export function parseImageRef(text: string): Parsed<string> {
   return /^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$/.test(text)
     ? ok(text)
-    : fail('a container image reference, e.g. memql/workbench-runner:latest');
+    : fail('a container image reference, e.g. memql/runner:latest');
 }
 
 /** A single token without whitespace (S3 region, access key id, secret). */

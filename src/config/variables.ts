@@ -136,9 +136,10 @@ export const CONFIG_VARIABLES = [
   },
   {
     name: 'MEMQL_RUNNER_IMAGE',
-    default: 'memql/workbench-runner:latest',
+    default: 'memql/runner:latest',
     type: 'container image reference',
-    description: 'Image the `docker` runner starts commands in.',
+    description:
+      'Image the `docker` runner starts commands in: the `runner` target of `deploy/Dockerfile`.',
     aliases: ['EXECUTION_WORKSPACE_RUNNER_IMAGE'],
   },
   {

@@ -51,7 +51,7 @@ export const COMMAND_LABEL = 'memql.command';
 export interface DockerRunnerOptions {
   /** A Dockerode client for the daemon; the runner never builds one from the environment. */
   docker: Dockerode;
-  /** The runner image, e.g. `memql/workbench-runner:latest` (`MEMQL_RUNNER_IMAGE`). */
+  /** The runner image, e.g. `memql/runner:latest` (`MEMQL_RUNNER_IMAGE`). */
   image: string;
   /** CPU quota in units of 1e-9 CPUs. Default `1e9` (one CPU). */
   nanoCpus?: number;

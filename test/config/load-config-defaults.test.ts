@@ -9,7 +9,7 @@ const DEFAULTS: Config = {
   dataDir: '/var/lib/memql/data',
   database: { kind: 'pglite', dataDir: '/var/lib/memql/data/pglite' },
   objectStore: { kind: 'fs', baseDir: '/var/lib/memql/data/objects' },
-  runner: { kind: 'auto', image: 'memql/workbench-runner:latest', explicit: false },
+  runner: { kind: 'auto', image: 'memql/runner:latest', explicit: false },
   workbenchRemote: false,
   workbenchLocalFallback: false,
   workerPeers: [],
