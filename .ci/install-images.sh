@@ -68,7 +68,7 @@ make_base() {
   # This machine reaches the registries through its own trusted certificates (a TLS
   # proxy's CA among them); the base trusts what the machine trusts.
   cp /etc/ssl/certs/ca-certificates.crt "$rootfs/usr/local/share/ca-certificates/memql-ci-host.crt"
-  chroot "$rootfs" update-ca-certificates >/dev/null
+  chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
   rm -rf "$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"*
   tar -C "$rootfs" --numeric-owner -c . |
     docker import \
