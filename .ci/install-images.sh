@@ -32,7 +32,7 @@ started=$(date +%s)
 
 base_works() {
   docker run --rm --network none "$BASE" sh -c \
-    'node --version && npm --version && apt-get --version && test -n "$NODE_EXTRA_CA_CERTS" && test "$(stat -c %a /)" = 755' \
+    'node --version && npm --version && apt-get --version && test -f /usr/local/etc/npmrc && test "$(stat -c %a /)" = 755' \
     >/dev/null 2>&1
 }
 
@@ -66,14 +66,16 @@ make_base() {
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
   # This machine reaches the registries through its own trusted certificates (a TLS
-  # proxy's CA among them); the base trusts what the machine trusts.
+  # proxy's CA among them); the base trusts what the machine trusts, and npm is told
+  # so in its global config (no variable in the images' environment).
   cp /etc/ssl/certs/ca-certificates.crt "$rootfs/usr/local/share/ca-certificates/memql-ci-host.crt"
   chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
+  mkdir -p "$rootfs/usr/local/etc"
+  printf 'cafile=/etc/ssl/certs/ca-certificates.crt\n' >"$rootfs/usr/local/etc/npmrc"
   rm -rf "$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"*
   tar -C "$rootfs" --numeric-owner -c . |
     docker import \
       --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' \
       --change 'CMD ["node"]' - "$BASE" >/dev/null
   rm -rf "$rootfs"
   trap - EXIT

@@ -42,12 +42,15 @@ export const LAUNCH_UNSHARE = '/usr/bin/unshare';
  * setup is (bwrap arms `--die-with-parent` in its sandbox only late in that setup, and
  * a sandbox whose bwrap died before then lives on); and the chain exits only once the
  * namespace is empty. `--kill-child` and the re-armed `--pdeathsig` of the uid drop
- * make the init die with the launcher, which dies with the node.
+ * make the init die with the launcher, which dies with the node. The namespace gets a
+ * /proc of its own (`--mount-proc`): bwrap looks its children up there by pid, and the
+ * node's /proc names another namespace's processes by those numbers.
  */
 const LAUNCH_NAMESPACE = [
   LAUNCH_UNSHARE,
   '--mount',
   '--pid',
+  '--mount-proc',
   '--fork',
   '--kill-child',
   '--propagation',

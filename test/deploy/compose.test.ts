@@ -91,8 +91,9 @@ t.test('the replicas have the privileges of the Kubernetes workbench, no more', 
       [
         `seccomp=${unconfined(k8s?.seccompProfile?.type)}`,
         `apparmor=${unconfined(k8s?.appArmorProfile?.type)}`,
+        ...(k8s?.procMount === 'Unmasked' ? ['systempaths=unconfined'] : []),
       ],
-      `${name}: seccomp and AppArmor`,
+      `${name}: seccomp, AppArmor and /proc`,
     );
   }
 });

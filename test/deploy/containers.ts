@@ -181,7 +181,13 @@ export async function workbenchPrivileges(): Promise<string[]> {
   const compose = parse(await readFile(resolve(REPO, 'deploy', 'compose.yaml'), 'utf8')) as {
     services: Record<
       string,
-      { user?: string; cap_drop?: string[]; cap_add?: string[]; security_opt?: string[] }
+      {
+        user?: string;
+        cap_drop?: string[];
+        cap_add?: string[];
+        security_opt?: string[];
+        tmpfs?: string[];
+      }
     >;
   };
   const service = compose.services['workbench-1'];
@@ -191,5 +197,6 @@ export async function workbenchPrivileges(): Promise<string[]> {
     ...(service.cap_drop ?? []).flatMap((c) => ['--cap-drop', c]),
     ...(service.cap_add ?? []).flatMap((c) => ['--cap-add', c]),
     ...(service.security_opt ?? []).flatMap((o) => ['--security-opt', o]),
+    ...(service.tmpfs ?? []).flatMap((p) => ['--tmpfs', p]),
   ];
 }

@@ -72,6 +72,11 @@ t.test('workbench: a Deployment named workbench with 2 replicas', async (t) => {
     privileged: false,
     capabilities: { drop: ['ALL'] },
   });
+  t.equal(
+    workbenchPod.spec?.hostUsers,
+    false,
+    'a user namespace per pod (and procMount: Unmasked requires it)',
+  );
 });
 
 t.test('headless Service workbench on 50060 selecting the workbench pods', async (t) => {

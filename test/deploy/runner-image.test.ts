@@ -84,7 +84,7 @@ t.test('ImageMagick converts an image', async (t) => {
 t.test('uid 10001 cannot read the environment of process 1', async (t) => {
   const canary = `canary-${randomBytes(8).toString('hex')}`;
   const r = await sandboxed(
-    'id -u; cat /proc/1/environ; echo "rc=$?"; tr "\\0" "\\n" < /proc/self/environ | grep -c CANARY_SECRET',
+    'id -u; cat /proc/1/environ; echo "rc=$?"; tr "\\0" "\\n" < /proc/$$/environ | grep -c CANARY_SECRET',
     ['-e', `CANARY_SECRET=${canary}`],
   );
   const [uid, ...rest] = r.stdout.trim().split('\n');
@@ -106,7 +106,7 @@ t.test('none of our code, no deployment settings', async (t) => {
   const r = await sandboxed(
     'ls -d /app /workspace/node_modules 2>&1; env | grep -c "^MEMQL_" || true',
   );
-  t.match(r.stdout, /\/app: No such file or directory/);
+  t.match(r.stdout, /'\/app': No such file or directory/);
   t.equal(r.stdout.trim().split('\n').at(-1), '0', 'no MEMQL_ variable in the image');
   const env = JSON.parse(
     await dockerOk(['image', 'inspect', '--format', '{{json .Config.Env}}', runner]),
