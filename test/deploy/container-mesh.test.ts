@@ -245,7 +245,7 @@ t.test('the mesh in containers', async (t) => {
     t.equal(
       rows.filter((w) => w.releasedReason === 'node_lost').length,
       before,
-      'no new node_lost',
+      `no new node_lost: ${JSON.stringify(rows)}`,
     );
     t.match(
       rows.filter((w) => w.nodeId === draining.name && w.status === 'released').at(-1),
