@@ -1,10 +1,7 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
-import { parse } from 'yaml';
+import { readCompose } from './manifest-support.js';
 
 /**
  * The images of `deploy/Dockerfile`, run with the machine's Docker daemon through the
@@ -18,8 +15,6 @@ export type ImageTarget = 'agent' | 'workbench' | 'workbench-runtime' | 'runner'
 
 /** The tag a target is built as. */
 export const image = (target: ImageTarget): string => `memql/${target}:${IMAGE_TAG}`;
-
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** What one `docker` command printed and how it ended. */
 export interface DockerOutcome {
@@ -177,19 +172,8 @@ export function freePort(): Promise<number> {
  * holds them equal to the Kubernetes base's), turned into `docker run` flags: the
  * container tests run the workbench with exactly what operators give it.
  */
-export async function workbenchPrivileges(): Promise<string[]> {
-  const compose = parse(await readFile(resolve(REPO, 'deploy', 'compose.yaml'), 'utf8')) as {
-    services: Record<
-      string,
-      {
-        user?: string;
-        cap_drop?: string[];
-        cap_add?: string[];
-        security_opt?: string[];
-        tmpfs?: string[];
-      }
-    >;
-  };
+export function workbenchPrivileges(): string[] {
+  const compose = readCompose();
   const service = compose.services['workbench-1'];
   if (!service) throw new Error('deploy/compose.yaml has no workbench-1 service');
   return [

@@ -136,6 +136,8 @@ export interface ComposeService {
   readonly cap_add?: string[];
   readonly cap_drop?: string[];
   readonly security_opt?: string[];
+  readonly user?: string;
+  readonly tmpfs?: string[];
 }
 
 /** Every Kubernetes object under deploy/k8s (kustomization files left out). */
