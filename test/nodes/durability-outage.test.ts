@@ -57,6 +57,8 @@ t.test('an outcome survives a database outage longer than the liveness window', 
     t.fail('the outcome cannot have been recorded while the database was cut');
   } else {
     t.equal(answer.result.errorCode, 'unavailable');
+    const wbA = mesh.replicas.get('wb-a');
+    t.ok(wbA?.proc.alive, `wb-a is still running; stderr: ${wbA?.proc.stderr.slice(-3000)}`);
     t.match(answer.result.payload, { commandId, outcomePending: true, exitCode: 0 });
     t.notMatch(
       answer.result.message,
