@@ -52,13 +52,13 @@ import {
   WorkspaceAccess,
   WorkspaceHandoff,
 } from './lifecycle/index.js';
-import type { WorkspaceSyncDeps } from './sync/index.js';
 import {
   overQuota,
   quotaError,
   usageAfterWrite,
   WarmCache,
   type WorkspaceQuota,
+  type WorkspaceSyncDeps,
 } from './sync/index.js';
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */

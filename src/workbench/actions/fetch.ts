@@ -1,7 +1,6 @@
 import { unlink } from 'node:fs/promises';
 import type { ActionArgs } from '../../contract/index.js';
-import type { HostResolver } from '../fetch/index.js';
-import { fetchToFile } from '../fetch/index.js';
+import { fetchToFile, type HostResolver } from '../fetch/index.js';
 import { type FileContext, openForWrite } from './files.js';
 
 /** Fetch settings of the node. */

@@ -26,12 +26,12 @@ import {
   releaseHeldWorkspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
-import type { WarmCache } from '../sync/index.js';
 import {
   type BaseSnapshot,
   reconcileWorkspace,
   type SyncResult,
   syncWorkspace,
+  type WarmCache,
   type WorkspaceSyncDeps,
 } from '../sync/index.js';
 import type { RunLocks } from './run-locks.js';

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { access, mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { BaseSnapshot } from '../../../src/workbench/sync/index.js';
-import { WarmCache } from '../../../src/workbench/sync/index.js';
+import { type BaseSnapshot, WarmCache } from '../../../src/workbench/sync/index.js';
 import { makeDeepTree } from '../../support/deep-tree.js';
 import { freshRoot, writeTree } from './fixtures.js';
 
