@@ -6,7 +6,7 @@
  */
 
 import type { Artifact, Command, Run, Workspace } from '../store/index.js';
-import { commandOutcome } from '../workbench/exec-action.js';
+import { commandOutcome } from '../workbench/actions/index.js';
 import { describeReleaseReason } from './release-reasons.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());

@@ -17,11 +17,10 @@ import { isErrorCode, WorkbenchError } from '../contract/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
 import type { Command, Run } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { type ExecDeps, type ExecRequest, runInSandbox } from './exec-action.js';
+import { type ExecDeps, type ExecRequest, runInSandbox } from './actions/index.js';
+import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';
-import type { HeldCopy, WorkspaceAccess } from './workspace-access.js';
-import type { WorkspaceQuota } from './workspace-quota.js';
-import type { SyncResult } from './workspace-sync.js';
+import type { SyncResult, WorkspaceQuota } from './sync/index.js';
 
 /** The longest pause between two sync attempts after a command, ms. */
 const SYNC_BACKOFF_MAX_MS = 2000;

@@ -13,7 +13,7 @@ import {
 } from '../sandbox/select-runner.js';
 import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { createCommandChecker, createSystemPathResolver } from './exec-allowlist.js';
+import { createCommandChecker, createSystemPathResolver } from './allowlist/index.js';
 import { WorkbenchHost } from './host.js';
 
 /** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */

@@ -29,18 +29,37 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
-import { startSweeper } from './cleanup-sweeper.js';
+import {
+  type ExecDeps,
+  type ExecPayload,
+  execPayload,
+  type FetchLimits,
+  type FileContext,
+  fsDelete,
+  fsList,
+  fsRead,
+  fsWrite,
+  prepareExec,
+  promoteArtifact,
+  runFetch,
+} from './actions/index.js';
 import { executeCommand } from './command-executor.js';
-import { type ExecDeps, type ExecPayload, execPayload, prepareExec } from './exec-action.js';
-import { type FetchLimits, runFetch } from './fetch-action.js';
-import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './file-actions.js';
-import { promoteArtifact } from './promote-artifact.js';
-import { RunLocks } from './run-locks.js';
-import { WarmCache } from './warm-cache.js';
-import { type HeldCopy, nodeStoppingRefusal, WorkspaceAccess } from './workspace-access.js';
-import { WorkspaceHandoff } from './workspace-handoff.js';
-import { overQuota, quotaError, usageAfterWrite, type WorkspaceQuota } from './workspace-quota.js';
-import type { WorkspaceSyncDeps } from './workspace-sync.js';
+import {
+  type HeldCopy,
+  nodeStoppingRefusal,
+  RunLocks,
+  startSweeper,
+  WorkspaceAccess,
+  WorkspaceHandoff,
+} from './lifecycle/index.js';
+import {
+  overQuota,
+  quotaError,
+  usageAfterWrite,
+  WarmCache,
+  type WorkspaceQuota,
+  type WorkspaceSyncDeps,
+} from './sync/index.js';
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
 export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
@@ -121,7 +140,7 @@ function translate(err: unknown): unknown {
  * Durability: the manifest in Postgres plus the bytes in the object store are the
  * workspace; the directory is a warm copy, reconciled before every action (cheaply
  * when this node wrote the latest version) and synced after every mutating one, as
- * the workspace's holder (`workspace-access.ts`). `exec` goes through the durable
+ * the workspace's holder (`lifecycle/workspace-access.ts`). `exec` goes through the durable
  * command queue; its executor runs on the holder's worker. Operations on one run are
  * serialized on a node.
  *

@@ -12,7 +12,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../telemetry/logger.js';
-import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './workspace-quota.js';
+import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './sync/index.js';
 
 /** The shortest pause between two looks, ms. */
 const MIN_INTERVAL_MS = 250;

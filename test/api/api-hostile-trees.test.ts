@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import t from 'tap';
 import { getManifest } from '../../src/store/index.js';
-import { sweepOnce } from '../../src/workbench/cleanup-sweeper.js';
-import { endRun } from '../../src/workbench/run-lifecycle.js';
+import { endRun, sweepOnce } from '../../src/workbench/lifecycle/index.js';
 import { envelope, startApiHarness } from './api-support.js';
 
 /**

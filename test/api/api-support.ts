@@ -9,7 +9,7 @@ import { FsObjectStore } from '../../src/objects/index.js';
 import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
-import { createCommandChecker } from '../../src/workbench/exec-allowlist.js';
+import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
 import { createTestDatabase } from '../support/postgres.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../../src/api/index.js';
 import { contentDisposition, parseRange } from '../../src/api/read-routes.js';
 import { openDb, resolveApiToken } from '../../src/store/index.js';
-import { contentTypeFor } from '../../src/workbench/promote-artifact.js';
+import { contentTypeFor } from '../../src/workbench/actions/index.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 t.test(

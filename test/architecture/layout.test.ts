@@ -1,12 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 /**
  * Structural rules of the code base, checked on the TypeScript sources: no import
  * cycles, nothing under src/ reads the process environment, the contract is pure,
- * and src/ shows the parts of the design.
+ * src/ shows the parts of the design, and the workbench's rooms are entered only
+ * through their doors.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -145,4 +146,78 @@ t.test('src/ holds the parts of the design and nothing else', async (t) => {
     parts.filter((p) => !known.includes(p)),
     [],
   );
+});
+
+/** An import between two source files, as absolute paths. */
+interface ImportEdge {
+  from: string;
+  to: string;
+}
+
+/**
+ * Imports that go around a room's door: a file outside the room importing any file
+ * inside it but its `index.ts`, or a file inside the room importing its own door (a
+ * room's files import each other directly). `rooms` are absolute folder paths.
+ */
+function doorViolations(edges: readonly ImportEdge[], rooms: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const { from, to } of edges) {
+    for (const room of rooms) {
+      const door = join(room, 'index.ts');
+      const fromInside = from.startsWith(room + sep);
+      const toInside = to.startsWith(room + sep);
+      if (toInside && !fromInside && to !== door) {
+        found.push(`${relative(root, from)} imports ${relative(root, to)}, not the door`);
+      } else if (fromInside && from !== door && to === door) {
+        found.push(`${relative(root, from)} imports its own room's door`);
+      }
+    }
+  }
+  return found;
+}
+
+const workbench = join(root, 'src/workbench');
+const rooms = readdirSync(workbench)
+  .map((n) => join(workbench, n))
+  .filter((p) => statSync(p).isDirectory());
+
+t.test('the door check finds imports that go around a door', async (t) => {
+  const room = join(workbench, 'sync');
+  const edges: ImportEdge[] = [
+    { from: join(workbench, 'host.ts'), to: join(room, 'index.ts') },
+    { from: join(room, 'scan.ts'), to: join(room, 'diff.ts') },
+    { from: join(room, 'index.ts'), to: join(room, 'scan.ts') },
+    { from: join(workbench, 'host.ts'), to: join(room, 'scan.ts') },
+    { from: join(workbench, 'lifecycle/run-lifecycle.ts'), to: join(room, 'blobs.ts') },
+    { from: join(root, 'src/api/views.ts'), to: join(room, 'workspace-sync.ts') },
+    { from: join(room, 'scan.ts'), to: join(room, 'index.ts') },
+  ];
+  t.same(doorViolations(edges, [room]), [
+    'src/workbench/host.ts imports src/workbench/sync/scan.ts, not the door',
+    'src/workbench/lifecycle/run-lifecycle.ts imports src/workbench/sync/blobs.ts, not the door',
+    'src/api/views.ts imports src/workbench/sync/workspace-sync.ts, not the door',
+    "src/workbench/sync/scan.ts imports its own room's door",
+  ]);
+  // A folder whose name starts like the room's is not inside it.
+  t.same(
+    doorViolations(
+      [{ from: join(workbench, 'host.ts'), to: join(workbench, 'syncx/a.ts') }],
+      [room],
+    ),
+    [],
+  );
+});
+
+t.test("the workbench's rooms are entered only through their index.ts", async (t) => {
+  t.ok(rooms.length > 0, 'src/workbench has rooms');
+  for (const room of rooms) {
+    t.ok(existsSync(join(room, 'index.ts')), `${relative(root, room)} has an index.ts`);
+  }
+  const edges = sources.flatMap((from) =>
+    importsOf(from)
+      .map((i) => i.target)
+      .filter((to): to is string => to !== null)
+      .map((to) => ({ from, to })),
+  );
+  t.same(doorViolations(edges, rooms), []);
 });

@@ -3,10 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { renderConfigTable } from '../../src/config/index.js';
-import {
-  SENSITIVE_VARIABLES,
-  SETTABLE_VARIABLES,
-} from '../../src/workbench/exec-sensitive-variables.js';
+import { SENSITIVE_VARIABLES, SETTABLE_VARIABLES } from '../../src/workbench/allowlist/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const readme = readFileSync(resolve(root, 'README.md'), 'utf8');

@@ -14,7 +14,7 @@ import {
 import { FsObjectStore } from '../../src/objects/index.js';
 import { type Runner, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, finishRun, listWorkspacesForOwner, openDb } from '../../src/store/index.js';
-import { createCommandChecker } from '../../src/workbench/exec-allowlist.js';
+import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost, type WorkbenchHostDeps } from '../../src/workbench/host.js';
 import { createTestDatabase } from '../support/postgres.js';
 

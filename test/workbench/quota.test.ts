@@ -8,9 +8,9 @@ import { FsObjectStore } from '../../src/objects/index.js';
 import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, getManifest, openDb } from '../../src/store/index.js';
-import { createCommandChecker } from '../../src/workbench/exec-allowlist.js';
+import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
-import { overQuota, usageAfterWrite, usageOf } from '../../src/workbench/workspace-quota.js';
+import { overQuota, usageAfterWrite, usageOf } from '../../src/workbench/sync/index.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**

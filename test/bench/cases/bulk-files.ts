@@ -17,10 +17,14 @@ import pino from 'pino';
 import { createObjectStore, type ObjectStore } from '../../../src/objects/index.js';
 import { PAGES_IN_FLIGHT } from '../../../src/objects/prefix-delete.js';
 import type { Db } from '../../../src/store/index.js';
-import { deleteRunData } from '../../../src/workbench/run-lifecycle.js';
-import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from '../../../src/workbench/sync-pool.js';
-import { emptySnapshot, syncWorkspace } from '../../../src/workbench/workspace-sync.js';
-import { holdWorkspace } from '../../workbench/sync-fixtures.js';
+import { deleteRunData } from '../../../src/workbench/lifecycle/index.js';
+import {
+  DEFAULT_SYNC_CONCURRENCY,
+  emptySnapshot,
+  mapLimit,
+  syncWorkspace,
+} from '../../../src/workbench/sync/index.js';
+import { holdWorkspace } from '../../workbench/sync/fixtures.js';
 import type { BenchContext } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved, skippedRow } from '../harness.js';
 import { fixturePath, writeFixture } from '../workspace-fixture.js';

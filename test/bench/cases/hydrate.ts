@@ -12,14 +12,15 @@ import { dirname, join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { createObjectStore, createS3Client } from '../../../src/objects/index.js';
 import { getManifest } from '../../../src/store/index.js';
-import { blobKey } from '../../../src/workbench/sync-blobs.js';
-import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from '../../../src/workbench/sync-pool.js';
 import {
+  blobKey,
+  DEFAULT_SYNC_CONCURRENCY,
   emptySnapshot,
   hydrateWorkspace,
+  mapLimit,
   syncWorkspace,
-} from '../../../src/workbench/workspace-sync.js';
-import { holdWorkspace } from '../../workbench/sync-fixtures.js';
+} from '../../../src/workbench/sync/index.js';
+import { holdWorkspace } from '../../workbench/sync/fixtures.js';
 import type { BenchContext } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
 import { writeFixture } from '../workspace-fixture.js';

@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { mapLimit } from '../../../src/workbench/sync-pool.js';
+import { mapLimit } from '../../../src/workbench/sync/index.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import type { Row } from '../harness.js';
 import { startAgent, startWorkbenchProcess } from '../mesh.js';

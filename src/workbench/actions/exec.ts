@@ -1,0 +1,221 @@
+import type { ActionArgs } from '../../contract/index.js';
+import { isErrorCode, WorkbenchError } from '../../contract/index.js';
+import { FILES_NOT_SAVED } from '../../queue/index.js';
+import type { Runner, RunResult } from '../../sandbox/runner.js';
+import type { RunnerSelection } from '../../sandbox/select-runner.js';
+import type { Command, FilesRefused } from '../../store/index.js';
+import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
+import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
+
+/** Limits `exec` applies, from the node's configuration. */
+export interface ExecLimits {
+  /** Timeout when the call gives none, ms. */
+  defaultTimeoutMs: number;
+  /** Largest timeout a call may ask for, ms. */
+  maxTimeoutMs: number;
+  /** Per-stream output cap, bytes. */
+  outputLimitBytes: number;
+  /** Memory limit per command, bytes. */
+  memoryLimitBytes: number;
+  /** Process limit per command. */
+  pidsLimit: number;
+}
+
+/** What `exec` needs besides the call. */
+export interface ExecDeps {
+  checker: CommandChecker;
+  runner: RunnerSelection;
+  limits: ExecLimits;
+}
+
+/** What a queued command carries for its executor (never audited). */
+export interface ExecRequest {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: string;
+}
+
+/** What `exec` answers. A non-zero exit is an answer, not an error. */
+export interface ExecPayload {
+  /** The durable command row: read it again by id after a lost connection. */
+  commandId: string;
+  status: Command['status'];
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  oomKilled: boolean;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number | null;
+  /**
+   * Present when the command left entries its sync could not keep (a tree deeper than
+   * PATH_MAX): how many, and the first of them (`path` shortened, `reason`
+   * `path_too_long`). Everything else it changed was kept. They stay in this node's
+   * copy until removed, and are reported again by every sync that finds them.
+   */
+  filesRefused?: FilesRefused;
+}
+
+/** The runner, or the `no_sandbox` refusal when this node has none. */
+export function requireRunner(selection: RunnerSelection): Runner {
+  if ('runner' in selection) return selection.runner;
+  throw new WorkbenchError('no_sandbox', selection.error.message);
+}
+
+/**
+ * Everything refused before a command is queued: the allowlist on a real parse of
+ * the whole command, environment names that change what runs, the timeout bound, a
+ * cwd that is no workspace path, and a node without a sandbox. Returns what to queue.
+ */
+export function prepareExec(
+  deps: ExecDeps,
+  args: ActionArgs<'exec'>,
+): { request: ExecRequest; timeoutMs: number } {
+  const verdict = deps.checker.check(args.command);
+  if (!verdict.ok) {
+    throw new WorkbenchError(
+      'command_not_allowed',
+      `command_not_allowed: ${verdict.message}`,
+      denialPayload(verdict),
+    );
+  }
+  for (const name of Object.keys(args.env ?? {})) {
+    if (isSensitiveVariable(name)) {
+      throw new WorkbenchError(
+        'invalid_arguments',
+        `invalid_arguments: args.env.${name}: this variable changes which programs run or how; it cannot be set`,
+        { field: `args.env.${name}` },
+      );
+    }
+  }
+  const timeoutMs = args.timeoutMs ?? deps.limits.defaultTimeoutMs;
+  if (timeoutMs > deps.limits.maxTimeoutMs) {
+    throw new WorkbenchError(
+      'invalid_arguments',
+      `invalid_arguments: args.timeoutMs: ${timeoutMs} is over this node's limit of ${deps.limits.maxTimeoutMs} ms`,
+    );
+  }
+  if (args.cwd !== undefined && args.cwd !== '.') splitWorkspacePath(args.cwd);
+  requireRunner(deps.runner);
+  return {
+    request: {
+      command: args.command,
+      ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
+      ...(args.env ? { env: args.env } : {}),
+      ...(args.stdin !== undefined ? { stdin: args.stdin } : {}),
+    },
+    timeoutMs,
+  };
+}
+
+/** Resolves a command's cwd inside the (reconciled) workspace; `.` when none. */
+async function resolveCwd(workspaceDir: string, cwd: string | undefined): Promise<string> {
+  if (cwd === undefined) return '.';
+  const dir = await resolveWorkspacePath(workspaceDir, cwd, { allowRoot: true });
+  if (dir.stat === null && dir.rel !== '') {
+    throw new WorkbenchError('path_not_found', `path_not_found: cwd "${dir.rel}" does not exist`, {
+      path: dir.rel,
+    });
+  }
+  if (dir.stat !== null && !dir.stat.isDirectory()) {
+    throw new WorkbenchError('invalid_path', `invalid_path: cwd "${dir.rel}" is not a directory`, {
+      path: dir.rel,
+    });
+  }
+  return dir.rel || '.';
+}
+
+/** Runs one queued command in the sandbox, in its workspace directory. */
+export async function runInSandbox(
+  deps: ExecDeps,
+  workspaceDir: string,
+  request: ExecRequest,
+  timeoutMs: number,
+  ctx: { signal: AbortSignal; onOutput: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void },
+): Promise<RunResult> {
+  const runner = requireRunner(deps.runner);
+  const cwd = await resolveCwd(workspaceDir, request.cwd);
+  return runner.run({
+    workspaceDir,
+    cwd,
+    command: request.command,
+    ...(request.env ? { env: request.env } : {}),
+    ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+    timeoutMs,
+    outputLimitBytes: deps.limits.outputLimitBytes,
+    memoryLimitBytes: deps.limits.memoryLimitBytes,
+    pidsLimit: deps.limits.pidsLimit,
+    signal: ctx.signal,
+    onOutput: ctx.onOutput,
+  });
+}
+
+/**
+ * The `exec` answer for a terminal command row. A command that did not end on its own
+ * terms (`failed`) is the caller's error, with a message for each way that happens:
+ * it could not run; it was lost with its node (`command_lost`); its node stopped
+ * during it (`node_stopping`); or it ran but its file changes were not kept. Every
+ * other end is an answer. Output a failed command did produce rides in the payload.
+ */
+export function execPayload(command: Command): ExecPayload {
+  if (command.status === 'failed') {
+    const code = isErrorCode(command.errorCode) ? command.errorCode : 'internal';
+    const base = { commandId: command.id, errorCategory: command.errorCategory };
+    switch (command.errorCategory) {
+      case 'recovered_stale':
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} was lost with the node running it before its outcome was recorded; file changes it had committed are kept. Check the workspace, then run it again with a new callId (a repeated callId keeps answering this)`,
+          { ...base, retry: 'new_call_id' },
+        );
+      case 'shutdown':
+        throw new WorkbenchError(
+          code,
+          `${code}: the node running command ${command.id} shut down and cut it off; files it wrote until then are kept. Run it again (with a new callId)`,
+          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+        );
+      case FILES_NOT_SAVED:
+        if (code === 'workspace_quota_exceeded') {
+          throw new WorkbenchError(
+            code,
+            `${code}: command ${command.id} filled the workspace past its quota (MEMQL_WORKSPACE_MAX_BYTES, MEMQL_WORKSPACE_MAX_FILES) and was stopped; none of its changes were kept. Delete files, or make the command write less`,
+            { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+          );
+        }
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} ran (exit code ${command.exitCode ?? 'none'}) but its file changes could not be saved, so they are not in the workspace; run it again (with a new callId)`,
+          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+        );
+      default:
+        throw new WorkbenchError(
+          code,
+          `${code}: command ${command.id} could not run (${command.errorCategory ?? 'no detail'})`,
+          base,
+        );
+    }
+  }
+  return { commandId: command.id, ...commandOutcome(command) };
+}
+
+/** How a command ended, as callers see it: output as UTF-8 text. */
+export function commandOutcome(command: Command): Omit<ExecPayload, 'commandId'> {
+  return {
+    status: command.status,
+    exitCode: command.exitCode,
+    signal: command.signal,
+    timedOut: command.status === 'timed_out',
+    cancelled: command.status === 'cancelled',
+    oomKilled: command.oomKilled,
+    stdout: (command.stdout ?? Buffer.alloc(0)).toString('utf8'),
+    stderr: (command.stderr ?? Buffer.alloc(0)).toString('utf8'),
+    stdoutTruncated: command.stdoutTruncated,
+    stderrTruncated: command.stderrTruncated,
+    durationMs: command.execDurationMs,
+    ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * The workbench's actions on a run's workspace: the file actions (`fs_*`), `exec`'s
+ * preparation and sandbox run, `fetch` into the workspace, `promote_artifact`, and the
+ * path rules they share with sync (safe paths, the kernel's path limits, tree removal).
+ * The only door into the room: files outside `actions/` import from here.
+ *
+ * @module
+ */
+export {
+  commandOutcome,
+  type ExecDeps,
+  type ExecPayload,
+  type ExecRequest,
+  execPayload,
+  prepareExec,
+  runInSandbox,
+} from './exec.js';
+export { type FetchLimits, runFetch } from './fetch.js';
+export { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './files.js';
+export { pathBytesFit, truncateForReport, utf8Bytes } from './path-limits.js';
+export { contentTypeFor, promoteArtifact } from './promote-artifact.js';
+export { removeEntriesOf, removeTree } from './remove-tree.js';
+export { isInsideRealRoot } from './safe-path.js';

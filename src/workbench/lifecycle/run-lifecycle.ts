@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import { checkRunId } from '../../contract/index.js';
+import type { ObjectStore } from '../../objects/index.js';
+import {
+  type Db,
+  deleteManifest,
+  deleteRunCommands,
+  finishRun,
+  insertAuditEvent,
+  markRunArtifactsDeleted,
+  markRunDeleted,
+  markRunWorkspacesDeleted,
+  type ReleasedReason,
+  type Run,
+  releaseLiveWorkspace,
+  type TerminalRunStatus,
+  type Workspace,
+} from '../../store/index.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { removeTree } from '../actions/index.js';
+
+/** Where a run's workspace bytes live in the object store: everything under it is the run's. */
+export function runObjectPrefix(runId: string): string {
+  return `runs/${runId}/`;
+}
+
+/** The release reason for a run that ended with `status`. */
+export function releaseReasonFor(status: TerminalRunStatus): ReleasedReason {
+  return `run_${status}`;
+}
+
+/**
+ * Removes a run's local workspace directory, if this node has one, whatever a command
+ * left in it (FIFOs, links, trees deeper than PATH_MAX), never following a link out
+ * of it (`actions/remove-tree.ts`). Only a valid run id is ever joined to the root, so this
+ * cannot remove anything else.
+ */
+export async function removeWorkspaceDir(workbenchRoot: string, runId: string): Promise<void> {
+  if (checkRunId(runId) !== null) return;
+  await removeTree(join(workbenchRoot, runId));
+}
+
+/** What ending a run did. */
+export interface EndRunResult {
+  run: Run;
+  /** False when the run had already ended this way (an idempotent repeat). */
+  changed: boolean;
+  /** The workspace row released by this call, if there was a live one. */
+  released: Workspace | null;
+}
+
+/**
+ * Moves a run to a terminal status and releases its workspace in the same
+ * transaction (all four terminal statuses, `abandoned` included). Idempotent; a run
+ * that never had a workspace is a plain status change. The local directory is removed
+ * when `workbenchRoot` is given; replicas holding it elsewhere remove theirs in their
+ * cleanup sweep, since no live row claims it any more.
+ */
+export async function endRun(
+  deps: { db: Db; log: Logger; workbenchRoot?: string },
+  runId: string,
+  status: TerminalRunStatus,
+): Promise<EndRunResult> {
+  const result = await deps.db.transaction(async (tx) => {
+    const { run, changed } = await finishRun(tx, runId, status);
+    const released = await releaseLiveWorkspace(tx, runId, releaseReasonFor(status));
+    if (released) {
+      await insertAuditEvent(tx, {
+        eventType: 'workspace.released',
+        runId,
+        workspaceId: released.id,
+        ownerUserId: released.ownerUserId,
+        metadata: { reason: releaseReasonFor(status), nodeId: released.nodeId },
+      });
+    }
+    return { run, changed, released };
+  });
+  if (deps.workbenchRoot) await removeWorkspaceDir(deps.workbenchRoot, runId);
+  if (result.released) {
+    deps.log.info(
+      { runId, workspaceId: result.released.id, reason: releaseReasonFor(status) },
+      'workspace released',
+    );
+  }
+  return result;
+}
+
+/** Counts of what {@link deleteRunData} removed. */
+export interface DeletedRunData {
+  objects: number;
+  commands: number;
+  workspaces: number;
+  artifacts: number;
+}
+
+/**
+ * Deletes everything a run left: workspace object bytes, the file manifest, command
+ * rows, and promoted artifacts (records and bytes: deleting a run withdraws what it
+ * published), then marks its workspaces deleted. The run is marked deleted first so
+ * it stops resolving and nothing new is written meanwhile; workspaces are marked last,
+ * so an interrupted deletion is found again by the cleanup sweep and finished.
+ */
+export async function deleteRunData(
+  deps: { db: Db; objects: ObjectStore; log: Logger; workbenchRoot?: string },
+  runId: string,
+): Promise<DeletedRunData> {
+  await markRunDeleted(deps.db, runId);
+  const artifacts = await markRunArtifactsDeleted(deps.db, runId);
+  if (artifacts.length > 0) await deps.objects.deleteMany(artifacts.map((a) => a.objectKey));
+  const objects = await deps.objects.deletePrefix(runObjectPrefix(runId));
+  await deleteManifest(deps.db, runId);
+  const commands = await deleteRunCommands(deps.db, runId);
+  const workspaces = await markRunWorkspacesDeleted(deps.db, runId);
+  if (deps.workbenchRoot) await removeWorkspaceDir(deps.workbenchRoot, runId);
+  const counts = { objects, commands, workspaces, artifacts: artifacts.length };
+  deps.log.info({ runId, ...counts }, 'run data deleted');
+  return counts;
+}

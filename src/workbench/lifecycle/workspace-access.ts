@@ -1,0 +1,269 @@
+/**
+ * How every action reaches a run's directory on this node: under the run's lock, as
+ * the workspace's holder, reconciled with the manifest first and (for a mutating
+ * action) synced back after.
+ *
+ * Holding: the live workspace row names the holder node and its generation (the
+ * fencing token). Before an action this node reads the manifest head and the holder
+ * in one query; when it is not the holder it provisions, adopts or takes the
+ * workspace over first (`workspace-lifecycle.ts`). Its copy's base snapshot is kept
+ * per generation, so a copy made under an older generation is always reconciled in
+ * full. Syncs commit as a fenced three-way merge, so a node that lost the workspace
+ * meanwhile can add its changes but never delete or overwrite the new holder's.
+ *
+ * @module
+ */
+
+import { chown, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NODE_DRAINING, WorkbenchError } from '../../contract/index.js';
+import {
+  type Db,
+  getLiveWorkspace,
+  getWorkspaceHead,
+  insertAuditEvent,
+  type Run,
+  releaseHeldWorkspace,
+} from '../../store/index.js';
+import type { Logger } from '../../telemetry/logger.js';
+import {
+  type BaseSnapshot,
+  reconcileWorkspace,
+  type SyncResult,
+  syncWorkspace,
+  type WarmCache,
+  type WorkspaceSyncDeps,
+} from '../sync/index.js';
+import type { RunLocks } from './run-locks.js';
+import {
+  type EnsuredWorkspace,
+  ensureWorkspace,
+  type ProvisionPurpose,
+} from './workspace-lifecycle.js';
+
+/** What {@link WorkspaceAccess} is built from. */
+export interface WorkspaceAccessDeps {
+  db: Db;
+  nodeId: string;
+  workbenchRoot: string;
+  fileOwner?: { uid: number; gid: number };
+  /** How long a worker's heartbeat counts it live, ms. */
+  livenessMs: number;
+  /** How long a call waits for a draining holder's handoff, ms. */
+  handoffWaitMs: number;
+  sync: WorkspaceSyncDeps;
+  warm: WarmCache;
+  locks: RunLocks;
+  /** True once this node drains: it then takes no workspace it does not hold. */
+  draining(): boolean;
+  log: Logger;
+}
+
+/** A run's directory while an action holds it. */
+export interface HeldCopy {
+  runId: string;
+  dir: string;
+  /** The generation this node holds the workspace at. */
+  generation: number;
+  /** What the directory matched before the action: the base of its sync. */
+  base: BaseSnapshot;
+}
+
+/** The refusal of a node that drains and so takes on no workspace; nothing of the call ran. */
+export function nodeStoppingRefusal(nodeId: string): WorkbenchError {
+  return new WorkbenchError(
+    'unavailable',
+    `unavailable: node "${nodeId}" is shutting down and takes no new calls; retry, and another replica will be picked`,
+    { reason: NODE_DRAINING, nodeId },
+  );
+}
+
+/** Reaches run directories as their holder. */
+export class WorkspaceAccess {
+  constructor(private readonly deps: WorkspaceAccessDeps) {}
+
+  /** The run's directory on this node. */
+  dirOf(runId: string): string {
+    return join(this.deps.workbenchRoot, runId);
+  }
+
+  /**
+   * A directory removed behind the cache's back (by hand, by a run's end) no longer
+   * matches what the cache knew of it: forget that, so the next reconcile is in full.
+   */
+  async forgetIfGone(runId: string): Promise<void> {
+    if (!(await exists(this.dirOf(runId)))) this.deps.warm.invalidate(runId);
+  }
+
+  /**
+   * Provisions, adopts or takes over the run's workspace for this node. A directory
+   * removed behind the cache's back is noticed first, since this makes it again.
+   */
+  async ensure(run: Run, purpose: ProvisionPurpose): Promise<EnsuredWorkspace> {
+    if (this.deps.draining()) throw nodeStoppingRefusal(this.deps.nodeId);
+    await this.forgetIfGone(run.id);
+    return ensureWorkspace(
+      {
+        db: this.deps.db,
+        nodeId: this.deps.nodeId,
+        workbenchRoot: this.deps.workbenchRoot,
+        livenessMs: this.deps.livenessMs,
+        handoffWaitMs: this.deps.handoffWaitMs,
+        log: this.deps.log,
+        ...(this.deps.fileOwner ? { dirOwner: this.deps.fileOwner } : {}),
+      },
+      run,
+      purpose,
+    );
+  }
+
+  /**
+   * Runs `work` on the run's directory, held and made current, under the run's lock.
+   * With `mutating`, what the work changed is synced after it succeeds; a sync failure
+   * is the caller's error and leaves the previous durable state. `resolveRun` is read
+   * only when this node must take the workspace on. A workspace another live node
+   * took meanwhile is not taken back (`unavailable`, `workspace_moved`, nothing done):
+   * only a gone holder's is.
+   */
+  use<T>(
+    runId: string,
+    opts: { mutating: boolean; resolveRun: () => Promise<Run> },
+    work: (held: HeldCopy) => Promise<T>,
+  ): Promise<T> {
+    return this.deps.locks.run(runId, async () => {
+      this.deps.warm.begin(runId);
+      try {
+        const held = await this.prepare(runId, opts.resolveRun);
+        const result = await work(held);
+        if (opts.mutating) await this.sync(held);
+        return result;
+      } finally {
+        await this.deps.warm.end(runId);
+      }
+    });
+  }
+
+  /**
+   * Commits what changed in a held copy; call under the run's lock. A copy over its
+   * quota commits nothing and is put back to its base, so the disk is freed at once.
+   */
+  async sync(held: HeldCopy): Promise<SyncResult> {
+    let synced: SyncResult;
+    try {
+      synced = await syncWorkspace(this.deps.sync, {
+        runId: held.runId,
+        dir: held.dir,
+        nodeId: this.deps.nodeId,
+        generation: held.generation,
+        base: held.base,
+      });
+    } catch (err) {
+      if (err instanceof WorkbenchError && err.code === 'workspace_quota_exceeded') {
+        await this.reset(held);
+      }
+      throw err;
+    }
+    if (synced.base) this.deps.warm.set(held.runId, synced.base, held.generation);
+    else this.deps.warm.invalidate(held.runId);
+    return synced;
+  }
+
+  /**
+   * Puts a held copy back to what the manifest holds (removing what an action added,
+   * restoring what it changed), under the run's lock. A failure leaves the copy
+   * unknown, so the next action reconciles it in full.
+   */
+  async reset(held: HeldCopy): Promise<void> {
+    this.deps.warm.invalidate(held.runId);
+    try {
+      const r = await reconcileWorkspace(this.deps.sync, {
+        runId: held.runId,
+        dir: held.dir,
+        nodeId: this.deps.nodeId,
+        base: undefined,
+      });
+      this.deps.warm.set(held.runId, r.base, held.generation);
+    } catch (err) {
+      this.deps.log.warn(
+        { runId: held.runId, err: (err as Error).message },
+        'could not put the workspace copy back after a refused change; the next action reconciles it',
+      );
+    }
+  }
+
+  private async prepare(runId: string, resolveRun: () => Promise<Run>): Promise<HeldCopy> {
+    const dir = this.dirOf(runId);
+    await this.forgetIfGone(runId);
+    let head: Awaited<ReturnType<typeof getWorkspaceHead>> | undefined = await getWorkspaceHead(
+      this.deps.db,
+      runId,
+    );
+    let generation: number;
+    if (head.holder !== null && head.holder.nodeId === this.deps.nodeId) {
+      generation = head.holder.generation;
+    } else {
+      // This node held it, or had a command for it: never take it from a live node.
+      const ensured = await this.ensure(await resolveRun(), 'claim');
+      generation = ensured.workspace.generation;
+      head = undefined;
+    }
+    await mkdir(dir, { recursive: true });
+    if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
+    const known = this.deps.warm.get(runId);
+    const reconciled = await reconcileWorkspace(this.deps.sync, {
+      runId,
+      dir,
+      nodeId: this.deps.nodeId,
+      base: known?.generation === generation ? known.base : undefined,
+      ...(head ? { head } : {}),
+    });
+    this.deps.warm.set(runId, reconciled.base, generation);
+    return { runId, dir, generation, base: reconciled.base };
+  }
+
+  /**
+   * Releases the run's workspace as `handed_off` if this node holds it, under the
+   * run's lock (so no action of this node is between its reconcile and its sync), and
+   * forgets what its copy matched: the next holder reconciles from the manifest, which
+   * holds every acknowledged change. Returns whether it was released.
+   */
+  handOff(runId: string): Promise<boolean> {
+    return this.deps.locks.run(runId, async () => {
+      const live = await getLiveWorkspace(this.deps.db, runId);
+      if (live === null || live.nodeId !== this.deps.nodeId) return false;
+      const released = await this.deps.db.transaction(async (tx) => {
+        const r = await releaseHeldWorkspace(
+          tx,
+          { id: live.id, nodeId: this.deps.nodeId, generation: live.generation },
+          'handed_off',
+        );
+        if (r) {
+          await insertAuditEvent(tx, {
+            eventType: 'workspace.handed_off',
+            runId,
+            workspaceId: r.id,
+            ownerUserId: r.ownerUserId,
+            metadata: { nodeId: this.deps.nodeId, generation: r.generation },
+          });
+        }
+        return r;
+      });
+      if (released === null) return false;
+      // The copy stays (the sweep or the idle TTL removes it); should this node hold the
+      // workspace again, a later generation reconciles it in full.
+      this.deps.warm.invalidate(runId);
+      this.deps.log.info(
+        { runId, workspaceId: released.id, generation: released.generation },
+        'workspace handed off: this node drains',
+      );
+      return true;
+    });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * A workspace's durable copy: scan, diff and fenced commit of local changes, blobs in
+ * the object store, hydrate and reconcile, the warm cache of hydrated copies, and the
+ * workspace quotas checked against what it holds. The only door into the room: files
+ * outside `sync/` import from here.
+ *
+ * @module
+ */
+export { blobKey } from './blobs.js';
+export { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
+export { WarmCache } from './warm-cache.js';
+export {
+  overQuota,
+  quotaError,
+  usageAfterWrite,
+  usageOf,
+  type WorkspaceQuota,
+  type WorkspaceUsage,
+} from './workspace-quota.js';
+export {
+  type BaseSnapshot,
+  emptySnapshot,
+  hydrateWorkspace,
+  reconcileWorkspace,
+  type SyncResult,
+  syncWorkspace,
+  type WorkspaceSyncDeps,
+} from './workspace-sync.js';

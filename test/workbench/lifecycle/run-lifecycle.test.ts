@@ -1,0 +1,187 @@
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import t from 'tap';
+import { FsObjectStore } from '../../../src/objects/index.js';
+import {
+  commitManifestChange,
+  createRun,
+  enqueueCommand,
+  finishRun,
+  getArtifactForOwner,
+  getLiveWorkspace,
+  getManifestHead,
+  insertArtifact,
+  listAuditEvents,
+  listWorkspacesForOwner,
+  openDb,
+  provisionWorkspace,
+} from '../../../src/store/index.js';
+import { sweepOnce } from '../../../src/workbench/lifecycle/index.js';
+import {
+  deleteRunData,
+  endRun,
+  runObjectPrefix,
+} from '../../../src/workbench/lifecycle/run-lifecycle.js';
+import { createTestDatabase } from '../../support/postgres.js';
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const db = await openDb({ kind: 'postgres', url: database.url });
+t.teardown(() => db.close());
+const base = await mkdtemp(join(tmpdir(), 'memql-runs-'));
+t.teardown(() => rm(base, { recursive: true, force: true }));
+const root = join(base, 'wb');
+const objects = new FsObjectStore({ baseDir: join(base, 'objects') });
+const log = pino({ level: 'silent' });
+
+async function runWithWorkspace(id: string, nodeId = 'node-1') {
+  await createRun(db, { id, ownerUserId: 'owner' });
+  await provisionWorkspace(db, { runId: id, nodeId, ownerUserId: 'owner' });
+  await mkdir(join(root, id), { recursive: true });
+  await writeFile(join(root, id, 'f.txt'), 'x');
+}
+
+t.test('ending a run releases its workspace and removes the directory, once', async (t) => {
+  for (const status of ['succeeded', 'failed', 'cancelled', 'abandoned'] as const) {
+    const id = `run-end-${status}`;
+    await runWithWorkspace(id);
+    const first = await endRun({ db, log, workbenchRoot: root }, id, status);
+    t.equal(first.changed, true, status);
+    t.equal(first.released?.nodeId, 'node-1');
+    t.equal(await getLiveWorkspace(db, id), null);
+    const rows = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
+    t.equal(rows.find((w) => w.runId === id)?.releasedReason, `run_${status}`);
+    t.notOk((await readdir(root)).includes(id), 'directory removed');
+    const again = await endRun({ db, log, workbenchRoot: root }, id, status);
+    t.equal(again.changed, false, 'idempotent');
+    t.equal(again.released, null);
+  }
+  await createRun(db, { id: 'run-never', ownerUserId: 'owner' });
+  const plain = await endRun({ db, log }, 'run-never', 'succeeded');
+  t.equal(plain.released, null, 'a run that never had a workspace is a plain status change');
+  await t.rejects(endRun({ db, log }, 'run-never', 'failed'), { code: 'conflict' });
+});
+
+t.test('deleting a run removes bytes, manifest, commands and artifacts; others stay', async (t) => {
+  for (const id of ['run-del', 'run-keep']) {
+    await runWithWorkspace(id);
+    await objects.put(`${runObjectPrefix(id)}blobs/abc`, Buffer.from('bytes'));
+    await objects.put(`artifacts/${id}`, Buffer.from('artifact'));
+    await commitManifestChange(db, {
+      runId: id,
+      nodeId: 'node-1',
+      upserts: [{ path: 'f.txt', hash: 'abc', size: 5, mode: 0o644, mtimeMs: 1 }],
+      deletes: [],
+    });
+    await enqueueCommand(db, {
+      id: `cmd-${id}`,
+      runId: id,
+      ownerUserId: 'owner',
+      timeoutMs: 1000,
+      request: {},
+    });
+    await insertArtifact(db, {
+      id: `art-${id}`,
+      runId: id,
+      ownerUserId: 'owner',
+      name: 'a',
+      contentType: 'text/plain',
+      size: 8,
+      hash: 'h',
+      objectKey: `artifacts/${id}`,
+      sourcePath: 'f.txt',
+    });
+  }
+  const counts = await deleteRunData({ db, objects, log, workbenchRoot: root }, 'run-del');
+  t.same(counts, { objects: 1, commands: 1, workspaces: 1, artifacts: 1 });
+  t.same((await objects.list(runObjectPrefix('run-del'))).items, []);
+  t.equal(await objects.head('artifacts/run-del'), null);
+  t.equal((await getManifestHead(db, 'run-del')).version, 0);
+  t.equal(await getArtifactForOwner(db, 'art-run-del', 'owner'), null);
+  const cmds = await db.query("select id from workspace_command where run_id = 'run-del'");
+  t.same(cmds, []);
+  const ws = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
+  t.notOk(
+    ws.some((w) => w.runId === 'run-del'),
+    'its workspace is no longer listed',
+  );
+
+  t.equal(
+    (await objects.list(runObjectPrefix('run-keep'))).items.length,
+    1,
+    'other runs untouched',
+  );
+  t.ok(await getArtifactForOwner(db, 'art-run-keep', 'owner'));
+  t.equal((await getManifestHead(db, 'run-keep')).version, 1);
+
+  const again = await deleteRunData({ db, objects, log }, 'run-del');
+  t.same(again, { objects: 0, commands: 0, workspaces: 0, artifacts: 0 }, 'idempotent');
+});
+
+t.test('the sweeper finishes what was interrupted', async (t) => {
+  // A run that ended without its release (the automation was interrupted).
+  await runWithWorkspace('run-missed');
+  await finishRun(db, 'run-missed', 'failed');
+  // A run past retention that still has data.
+  await createRun(db, {
+    id: 'run-expired',
+    ownerUserId: 'owner',
+    retentionExpiresAt: new Date(Date.now() - 1000),
+  });
+  await provisionWorkspace(db, { runId: 'run-expired', nodeId: 'node-2', ownerUserId: 'owner' });
+  await objects.put(`${runObjectPrefix('run-expired')}blobs/x`, Buffer.from('x'));
+  // Directories: one live here, one whose row lives on another node, one not a run id.
+  await runWithWorkspace('run-live');
+  await runWithWorkspace('run-elsewhere', 'node-2');
+  await mkdir(join(root, 'lost+found'), { recursive: true });
+  // A warm copy the cache still tracks, though no live row here claims it.
+  await mkdir(join(root, 'run-warm'), { recursive: true });
+
+  let evictedAt: Date | null = null;
+  const now = new Date();
+  const report = await sweepOnce(
+    {
+      db,
+      objects,
+      nodeId: 'node-1',
+      workbenchRoot: root,
+      log,
+      evictIdle: async (at) => {
+        evictedAt = at;
+        return ['warm-1'];
+      },
+      tracked: () => ['run-warm'],
+    },
+    now,
+  );
+  t.same(report, {
+    released: 1,
+    runsCleaned: 1,
+    directoriesRemoved: 2,
+    directoriesFailed: 0,
+    warmEvicted: 1,
+  });
+  t.equal(await getLiveWorkspace(db, 'run-missed'), null);
+  const events = await listAuditEvents(db, { runId: 'run-missed' });
+  t.equal(events.at(-1)?.metadata.reason, 'run_failed');
+  t.same((await objects.list(runObjectPrefix('run-expired'))).items, []);
+  t.same(
+    (await readdir(root)).sort(),
+    ['lost+found', 'run-keep', 'run-live', 'run-warm'],
+    'claimed and warm-tracked directories, and names that are not run ids, stay',
+  );
+  t.equal(evictedAt, now);
+  const second = await sweepOnce(
+    { db, objects, nodeId: 'node-1', workbenchRoot: root, log, tracked: () => ['run-warm'] },
+    now,
+  );
+  t.same(second, {
+    released: 0,
+    runsCleaned: 0,
+    directoriesRemoved: 0,
+    directoriesFailed: 0,
+    warmEvicted: 0,
+  });
+});

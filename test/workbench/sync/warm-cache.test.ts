@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process';
+import { access, mkdir, readFile, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { type BaseSnapshot, WarmCache } from '../../../src/workbench/sync/index.js';
+import { makeDeepTree } from '../../support/deep-tree.js';
+import { freshRoot, writeTree } from './fixtures.js';
+
+/** A base snapshot at `version`, with no files. */
+const at = (version: number, by: string | null = 'node-a'): BaseSnapshot => ({
+  version,
+  updatedByNode: by,
+  files: new Map(),
+});
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function cacheWith(t: Test, idleTtlMs: number, runIds: string[]) {
+  const root = await freshRoot(t);
+  let now = 1_000;
+  const cache = new WarmCache({ workbenchRoot: root, idleTtlMs, clock: () => now });
+  for (const runId of runIds) await writeTree(join(root, runId), { 'f.txt': runId });
+  return {
+    root,
+    cache,
+    setNow: (ms: number) => {
+      now = ms;
+    },
+  };
+}
+
+t.test('get, set and invalidate', async (t) => {
+  const { cache, setNow } = await cacheWith(t, 60_000, ['r1']);
+  t.equal(cache.get('r1'), undefined, 'unknown until set');
+  setNow(2_000);
+  const base = at(4);
+  cache.set('r1', base, 2);
+  t.same(cache.get('r1'), { base, generation: 2, lastUsedMs: 2_000 });
+  t.equal(cache.get('r1')?.base, base, 'the snapshot itself, not a copy');
+  setNow(3_000);
+  cache.touch('r1');
+  t.equal(cache.get('r1')?.lastUsedMs, 3_000);
+  cache.invalidate('r1');
+  t.equal(cache.get('r1'), undefined, 'the snapshot is forgotten');
+  t.same(cache.tracked(), ['r1'], 'the directory is still tracked');
+});
+
+t.test('evictIdle removes directories idle past the TTL, and only those', async (t) => {
+  const { root, cache, setNow } = await cacheWith(t, 1_000, ['old', 'recent']);
+  setNow(0);
+  cache.set('old', at(1), 1);
+  setNow(500);
+  cache.set('recent', at(1), 1);
+
+  t.same(await cache.evictIdle(1_000), [], 'exactly the TTL is not past it');
+  t.same(await cache.evictIdle(1_001), ['old']);
+  t.notOk(await exists(join(root, 'old')), 'its directory is gone');
+  t.ok(await exists(join(root, 'recent')));
+  t.equal(cache.get('old'), undefined);
+  t.same(await cache.evictIdle(1_501), ['recent']);
+  t.same(cache.tracked(), []);
+});
+
+t.test('a directory held by a command is not evicted as idle', async (t) => {
+  const { root, cache, setNow } = await cacheWith(t, 1_000, ['busy']);
+  cache.begin('busy');
+  cache.begin('busy');
+  t.same(await cache.evictIdle(1_000_000), []);
+  setNow(2_000);
+  t.equal(await cache.end('busy'), false);
+  t.same(await cache.evictIdle(1_000_000), [], 'one command still holds it');
+  await cache.end('busy');
+  t.same(await cache.evictIdle(2_500), [], 'idle since 2000');
+  t.same(await cache.evictIdle(3_001), ['busy']);
+  t.notOk(await exists(join(root, 'busy')));
+});
+
+t.test('TTL 0 disables reuse: the directory goes when its command ends', async (t) => {
+  const { root, cache } = await cacheWith(t, 0, ['r']);
+  cache.begin('r');
+  cache.set('r', at(3), 1);
+  t.same(await cache.evictIdle(), [], 'not while the command runs');
+  t.equal(await cache.end('r'), true);
+  t.notOk(await exists(join(root, 'r')));
+  t.equal(cache.get('r'), undefined, 'the next command hydrates');
+});
+
+t.test('evict removes the directory without following links out of it', async (t) => {
+  const { root, cache } = await cacheWith(t, 1_000, ['r']);
+  const outside = join(root, 'outside');
+  await mkdir(outside);
+  await writeTree(outside, { 'keep.txt': 'keep' });
+  await symlink(outside, join(root, 'r', 'link'));
+  cache.set('r', at(1, null), 1);
+  await cache.evict('r');
+  t.notOk(await exists(join(root, 'r')));
+  t.equal(await readFile(join(outside, 'keep.txt'), 'utf8'), 'keep');
+});
+
+t.test('evict removes a tree deeper than PATH_MAX and a FIFO', async (t) => {
+  const { root, cache } = await cacheWith(t, 1_000, ['r']);
+  makeDeepTree(join(root, 'r'), 45);
+  execFileSync('mkfifo', [join(root, 'r', 'pipe')]);
+  cache.set('r', at(1, null), 1);
+  await cache.evict('r');
+  t.notOk(await exists(join(root, 'r')));
+});
+
+t.test('a negative TTL is refused', async (t) => {
+  t.throws(
+    () => new WarmCache({ workbenchRoot: '/nowhere', idleTtlMs: -1, clock: Date.now }),
+    RangeError,
+  );
+});
