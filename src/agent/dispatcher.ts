@@ -1,6 +1,6 @@
 /**
- * `dispatchHost`: the agent side of the dispatch pipeline (DESIGN.md, "The dispatch
- * pipeline"). In order, before anything runs or is forwarded:
+ * `dispatchHost`: the agent side of the dispatch pipeline (docs/ARCHITECTURE.md,
+ * "One call, in order"). In order, before anything runs or is forwarded:
  *
  * 1. parse the envelope (`invalid_arguments`);
  * 2. evaluate the environment hint (`invalid_environment_hint`, `environment_mismatch`);

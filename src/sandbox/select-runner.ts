@@ -1,7 +1,8 @@
 /**
- * Which backend runs commands on this node. The rule (DESIGN.md, "Sandbox"): a node
- * without a working sandbox refuses to run commands (`no_sandbox`) unless the operator
- * explicitly chose the `process` runner. `auto` never falls back to running unisolated.
+ * Which backend runs commands on this node. The rule (docs/ARCHITECTURE.md, "Where
+ * decisions live"): a node without a working sandbox refuses to run commands
+ * (`no_sandbox`) unless the operator explicitly chose the `process` runner. `auto`
+ * never falls back to running unisolated.
  *
  * @module
  */
