@@ -13,7 +13,7 @@
 import { Registry } from 'prom-client';
 import { startAgentNode } from '../../src/agent/agent-node.js';
 import { localFleet, remoteFleet, startApiServer } from '../../src/api/index.js';
-import { packageVersion } from '../../src/mesh/proto.js';
+import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore } from '../../src/objects/index.js';
 import {
   countLiveCommands,

@@ -8,9 +8,7 @@
  * finish after a stop signal before they are aborted.
  */
 
-import { MeshServer } from '../../src/mesh/mesh-server.js';
-import { packageVersion } from '../../src/mesh/proto.js';
-import { createWorkbenchHandler } from '../../src/mesh/workbench-service.js';
+import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/mesh/index.js';
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';

@@ -9,13 +9,13 @@
  */
 
 import type { Config, ListenAddress } from '../config/index.js';
-import type { DispatchTarget } from '../mesh/dispatch-target.js';
-import { MeshServer } from '../mesh/mesh-server.js';
+import type { DispatchTarget } from '../mesh/index.js';
 import {
+  MeshServer,
   PeerRegistry,
   type PeerRegistryOptions,
   type PeerResolver,
-} from '../mesh/peer-registry.js';
+} from '../mesh/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';

@@ -26,11 +26,8 @@ import {
   refusedBeforeRunning,
   WORKBENCH_PROVIDES,
 } from '../contract/index.js';
-import type { DispatchCallOptions, DispatchTarget } from '../mesh/dispatch-target.js';
-import type { WireAuthority } from '../mesh/frames.js';
-import { PeerUnavailableError } from '../mesh/peer-connection.js';
-import { type PeerView, pickPeer } from '../mesh/peer-picker.js';
-import { authorityToWire } from '../mesh/wire-authority.js';
+import type { DispatchCallOptions, DispatchTarget, WireAuthority } from '../mesh/index.js';
+import { authorityToWire, PeerUnavailableError, type PeerView, pickPeer } from '../mesh/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { noWorkbenchPeer } from './no-peer.js';
 import type { WorkbenchRouter } from './router.js';

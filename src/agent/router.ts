@@ -1,10 +1,10 @@
 import type { DispatchResult } from '../contract/index.js';
-import type { DispatchCallOptions } from '../mesh/dispatch-target.js';
-import type { WireAuthority } from '../mesh/frames.js';
-import { PeerUnavailableError } from '../mesh/peer-connection.js';
-import type { PeerView } from '../mesh/peer-picker.js';
-import type { PeerRegistry } from '../mesh/peer-registry.js';
-import { resultFromResponse, WORKBENCH_DISPATCH_METHOD } from '../mesh/workbench-service.js';
+import type { DispatchCallOptions, PeerRegistry, PeerView, WireAuthority } from '../mesh/index.js';
+import {
+  PeerUnavailableError,
+  resultFromResponse,
+  WORKBENCH_DISPATCH_METHOD,
+} from '../mesh/index.js';
 
 /**
  * What the dispatcher needs from the mesh: the replicas' state and a way to send a

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Authority, DispatchResult } from '../contract/index.js';
-import type { DispatchCallOptions } from '../mesh/dispatch-target.js';
+import type { DispatchCallOptions } from '../mesh/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { FleetPeerView } from '../mesh/peer-registry.js';
+import type { FleetPeerView } from '../mesh/index.js';
 
 /** One replica. */
 export interface FleetReplica {
