@@ -14,14 +14,13 @@ import { Registry } from 'prom-client';
 import { startAgentNode } from '../../src/agent/agent-node.js';
 import { localFleet, remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
-import { createObjectStore } from '../../src/objects/index.js';
+import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import {
   countLiveCommands,
   createApiToken,
   getLiveWorkspace,
   openDb,
 } from '../../src/store/index.js';
-import { objectStoreSettings } from '../../src/workbench/host-factory.js';
 import { bootNode, buildNodeHost } from '../node-boot.js';
 
 async function main(): Promise<void> {
@@ -41,7 +40,7 @@ async function main(): Promise<void> {
   }
 
   const db = await openDb(config.database);
-  const objects = createObjectStore(objectStoreSettings(config));
+  const objects = createObjectStore(objectStoreSettings(config.objectStore));
   const needsLocal = !config.workbenchRemote || config.workbenchLocalFallback;
   const local = needsLocal ? (await buildNodeHost(config, { db, objects, log })).host : null;
   local?.start();

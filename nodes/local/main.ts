@@ -9,10 +9,9 @@
 import { resolve } from 'node:path';
 import { AgentDispatcher } from '../../src/agent/index.js';
 import { ensureDevToken, localFleet, startApiServer } from '../../src/api/index.js';
-import { createObjectStore } from '../../src/objects/index.js';
+import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { countLiveCommands, getLiveWorkspace, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { objectStoreSettings } from '../../src/workbench/host-factory.js';
 import { bootNode, buildNodeHost, reachableWorkbenchRoot } from '../node-boot.js';
 
 async function main(): Promise<void> {
@@ -32,7 +31,7 @@ async function main(): Promise<void> {
   }
 
   const db = await openDb(config.database);
-  const objects = createObjectStore(objectStoreSettings(config));
+  const objects = createObjectStore(objectStoreSettings(config.objectStore));
   await objects.list('', { limit: 1 });
   log.info(
     { database: db.kind, objectStore: config.objectStore.kind, dataDir: config.dataDir },

@@ -45,3 +45,4 @@ export {
   S3ObjectStore,
   type S3ObjectStoreOptions,
 } from './s3-object-store.js';
+export { objectStoreSettings } from './store-settings.js';

@@ -1,7 +1,7 @@
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
 import { goosFromNodePlatform } from '../contract/index.js';
-import { createObjectStore, type ObjectStore, type ObjectStoreSettings } from '../objects/index.js';
+import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
 import { BwrapRunner } from '../sandbox/bwrap-runner.js';
 import { DockerRunner } from '../sandbox/docker-runner.js';
 import { ProcessRunner } from '../sandbox/process-runner.js';
@@ -20,23 +20,6 @@ import { WorkbenchHost } from './host.js';
 export const MAX_READ_BYTES = 8 * 1024 * 1024;
 /** Largest file `fs_write` leaves behind, bytes (the contract's payload ceiling). */
 export const MAX_WRITE_BYTES = 32 * 1024 * 1024;
-
-/** The object store settings of a configuration. */
-export function objectStoreSettings(config: Config): ObjectStoreSettings {
-  const o = config.objectStore;
-  if (o.kind === 'fs') return o;
-  return {
-    kind: 's3',
-    bucket: o.bucket,
-    prefix: o.prefix,
-    region: o.region,
-    forcePathStyle: o.forcePathStyle,
-    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-    ...(o.accessKeyId && o.secretAccessKey
-      ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
-      : {}),
-  };
-}
 
 /** What the host needs beyond the configuration: handles the node owns. */
 export interface HostFactoryDeps {
@@ -105,7 +88,7 @@ export async function createWorkbenchHost(
     workbenchRoot: config.workbenchRoot,
     ...(owner ? { fileOwner: owner } : {}),
     files: { maxReadBytes: MAX_READ_BYTES, maxWriteBytes: MAX_WRITE_BYTES },
-    objects: deps.objects ?? createObjectStore(objectStoreSettings(config)),
+    objects: deps.objects ?? createObjectStore(objectStoreSettings(config.objectStore)),
     queue: config.queue,
     handoffWaitMs: config.queue.handoffWaitMs,
     quota: config.workspaceQuota,
