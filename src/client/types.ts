@@ -8,18 +8,23 @@
  * @module
  */
 
-import type { ActionArgsInput, ToolActionName } from '../contract/index.js';
+import type {
+  ActionArgsInput,
+  CommandStatus,
+  RefusedPath,
+  ToolActionName,
+} from '../contract/index.js';
 
-/** The four statuses that end a run (and release its workspace). */
-export const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned'] as const;
-
-/** A status that ends a run. */
-export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
-
-/** Whether `value` is a terminal run status. */
-export function isTerminalRunStatus(value: unknown): value is TerminalRunStatus {
-  return (TERMINAL_RUN_STATUSES as readonly unknown[]).includes(value);
-}
+export {
+  type CommandStatus,
+  type ExecPayload,
+  type FilesRefused,
+  isTerminalRunStatus,
+  type RefusedPath,
+  type RunStatus,
+  TERMINAL_RUN_STATUSES,
+  type TerminalRunStatus,
+} from '../contract/index.js';
 
 /** A run, owned by the user whose token created it. */
 export interface Run {
@@ -49,57 +54,6 @@ export interface DeletedCounts {
   readonly commands: number;
   readonly workspaces: number;
   readonly artifacts: number;
-}
-
-/** How an `exec` command ended (the command row's lifecycle, not a call failure). */
-export type CommandStatus =
-  | 'queued'
-  | 'running'
-  | 'completed'
-  | 'failed'
-  | 'timed_out'
-  | 'cancelled';
-
-/** The payload of a successful `exec` dispatch. A non-zero exit is an answer, not an error. */
-export interface ExecPayload {
-  /** The durable command id: read it again with `getCommand` after a lost connection. */
-  readonly commandId: string;
-  readonly status: CommandStatus;
-  /** The exit code, or null when the command was killed by a signal or never ran. */
-  readonly exitCode: number | null;
-  /** The signal that killed the command, such as `SIGKILL`. */
-  readonly signal: string | null;
-  readonly timedOut: boolean;
-  readonly cancelled: boolean;
-  readonly oomKilled: boolean;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly stdoutTruncated: boolean;
-  readonly stderrTruncated: boolean;
-  /** Run time in milliseconds, null when it never ran. */
-  readonly durationMs: number | null;
-  /**
-   * Present when the command left entries its sync could not keep (a tree deeper than
-   * PATH_MAX): how many, and the first few with shortened paths. Everything else it
-   * changed was kept.
-   */
-  readonly filesRefused?: FilesRefused;
-}
-
-/** Workspace entries a sync could not keep, as an answer reports them. */
-export interface FilesRefused {
-  /** How many entries were refused. */
-  readonly total: number;
-  /** The first of them (at most 20), paths shortened around an ellipsis. */
-  readonly entries: readonly RefusedPath[];
-}
-
-/** One entry a file action or a sync could not reach. */
-export interface RefusedPath {
-  /** Workspace-relative path, shortened around an ellipsis when long. */
-  readonly path: string;
-  /** `path_too_long`: its host path is over PATH_MAX (4096 bytes). */
-  readonly reason: string;
 }
 
 /** The payload of a successful `promote_artifact` dispatch. */

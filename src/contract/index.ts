@@ -43,3 +43,4 @@ export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';
 export * from './tool-definition.js';
+export * from './wire-shapes.js';

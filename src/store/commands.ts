@@ -1,34 +1,15 @@
+import type { CommandStatus, FilesRefused } from '../contract/index.js';
 import type { Queryable } from './db.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
 import { liveWorkerCondition } from './workers.js';
 
-/**
- * A command's lifecycle: `queued -> running -> completed | failed | timed_out |
- * cancelled`; a queued command may also go straight to `cancelled`. Every move is a
- * guarded update here, so two workers can never both finish the same command.
- */
-export type CommandStatus =
-  | 'queued'
-  | 'running'
-  | 'completed'
-  | 'failed'
-  | 'timed_out'
-  | 'cancelled';
+export type { CommandStatus, FilesRefused };
 
 /** Statuses a command never leaves. */
 export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
 
 /** A terminal command status. */
 export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
-
-/**
- * Workspace entries a command left that its sync could not keep, as stored with the
- * command: how many, and the first of them with their paths shortened.
- */
-export interface FilesRefused {
-  total: number;
-  entries: { path: string; reason: string }[];
-}
 
 /** A command row. `request` holds what the runner needs; it is never audited. */
 export interface Command {

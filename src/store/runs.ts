@@ -1,23 +1,14 @@
+import {
+  isTerminalRunStatus,
+  type RunStatus,
+  TERMINAL_RUN_STATUSES,
+  type TerminalRunStatus,
+} from '../contract/index.js';
 import type { Queryable } from './db.js';
 import { StoreError } from './errors.js';
 import { date, dateOrNull, textOrNull } from './rows.js';
 
-/**
- * A run's lifecycle: `running`, then exactly one terminal status. `abandoned` is the
- * fourth terminal status: the node driving the run stopped answering.
- */
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'abandoned';
-
-/** The terminal statuses; reaching any of them releases the run's workspace. */
-export const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned'] as const;
-
-/** A terminal run status. */
-export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
-
-/** True for the four terminal statuses. */
-export function isTerminalRunStatus(status: string): status is TerminalRunStatus {
-  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
-}
+export { isTerminalRunStatus, type RunStatus, TERMINAL_RUN_STATUSES, type TerminalRunStatus };
 
 /** A run row. */
 export interface Run {

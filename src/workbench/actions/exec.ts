@@ -1,9 +1,9 @@
-import type { ActionArgs } from '../../contract/index.js';
+import type { ActionArgs, ExecPayload } from '../../contract/index.js';
 import { isErrorCode, WorkbenchError } from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
-import type { Command, FilesRefused } from '../../store/index.js';
+import type { Command } from '../../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
 import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
@@ -36,29 +36,7 @@ export interface ExecRequest {
   stdin?: string;
 }
 
-/** What `exec` answers. A non-zero exit is an answer, not an error. */
-export interface ExecPayload {
-  /** The durable command row: read it again by id after a lost connection. */
-  commandId: string;
-  status: Command['status'];
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  oomKilled: boolean;
-  stdout: string;
-  stderr: string;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  durationMs: number | null;
-  /**
-   * Present when the command left entries its sync could not keep (a tree deeper than
-   * PATH_MAX): how many, and the first of them (`path` shortened, `reason`
-   * `path_too_long`). Everything else it changed was kept. They stay in this node's
-   * copy until removed, and are reported again by every sync that finds them.
-   */
-  filesRefused?: FilesRefused;
-}
+export type { ExecPayload };
 
 /** The runner, or the `no_sandbox` refusal when this node has none. */
 export function requireRunner(selection: RunnerSelection): Runner {

@@ -1,0 +1,77 @@
+/**
+ * Shapes that cross the wire as data: run and command statuses and the `exec` answer.
+ * The store keeps them, the workbench answers with them, the client reads them; this
+ * is the one place they are defined.
+ *
+ * @module
+ */
+
+/** A run's status: `running`, then one of the four terminal statuses. */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'abandoned';
+
+/** The terminal statuses; reaching any of them releases the run's workspace. */
+export const TERMINAL_RUN_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned'] as const;
+
+/** A terminal run status. */
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+
+/** True for the four terminal statuses. */
+export function isTerminalRunStatus(value: unknown): value is TerminalRunStatus {
+  return (TERMINAL_RUN_STATUSES as readonly unknown[]).includes(value);
+}
+
+/**
+ * How an `exec` command ended (the command row's lifecycle, not a call failure):
+ * `queued -> running -> completed | failed | timed_out | cancelled`.
+ */
+export type CommandStatus =
+  | 'queued'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'timed_out'
+  | 'cancelled';
+
+/** One workspace entry a file action or a sync could not keep or reach. */
+export interface RefusedPath {
+  /** Workspace-relative path, shortened around an ellipsis when long. */
+  readonly path: string;
+  /** `path_too_long`: its host path is over PATH_MAX (4096 bytes). */
+  readonly reason: string;
+}
+
+/**
+ * Workspace entries a command left that its sync could not keep: how many, and the
+ * first of them (at most 20) with their paths shortened.
+ */
+export interface FilesRefused {
+  /** How many entries were refused. */
+  readonly total: number;
+  readonly entries: readonly RefusedPath[];
+}
+
+/** What `exec` answers. A non-zero exit is an answer, not an error. */
+export interface ExecPayload {
+  /** The durable command id: read the command again by id after a lost connection. */
+  readonly commandId: string;
+  readonly status: CommandStatus;
+  /** The exit code, or null when the command was killed by a signal or never ran. */
+  readonly exitCode: number | null;
+  /** The signal that killed the command, such as `SIGKILL`. */
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  readonly oomKilled: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  /** Run time in milliseconds, null when it never ran. */
+  readonly durationMs: number | null;
+  /**
+   * Present when the command left entries its sync could not keep (a tree deeper than
+   * PATH_MAX). Everything else it changed was kept; those stay in the replica's copy
+   * until removed, and every sync that finds them reports them again.
+   */
+  readonly filesRefused?: FilesRefused;
+}
