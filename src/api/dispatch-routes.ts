@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { OutputSink } from '../contract/index.js';
 import {
   type DispatchResult,
   errorResult,
@@ -40,7 +41,7 @@ async function dispatchOwned(
   body: unknown,
   options: {
     signal: AbortSignal;
-    onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+    onOutput?: OutputSink;
   },
 ): Promise<DispatchResult> {
   const parsed = parseEnvelope(body);

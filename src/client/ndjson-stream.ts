@@ -9,11 +9,11 @@
  * @module
  */
 
-import type { DispatchResult } from '../contract/index.js';
+/** Which output stream a chunk belongs to. */
+import type { DispatchResult, OutputStream } from '../contract/index.js';
 import { ClientError } from './client-error.js';
 
-/** Which output stream a chunk belongs to. */
-export type OutputStream = 'stdout' | 'stderr';
+export type { OutputStream };
 
 /** One parsed line of the stream. */
 export type StreamEvent =

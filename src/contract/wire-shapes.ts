@@ -75,3 +75,9 @@ export interface ExecPayload {
    */
   readonly filesRefused?: FilesRefused;
 }
+
+/** Which stream a piece of command output came from. */
+export type OutputStream = 'stdout' | 'stderr';
+
+/** Where live command output goes, a chunk at a time, in the order it was written. */
+export type OutputSink = (stream: OutputStream, chunk: Buffer) => void;

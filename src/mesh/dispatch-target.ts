@@ -1,11 +1,11 @@
-import type { Authority, DispatchResult } from '../contract/index.js';
+import type { Authority, DispatchResult, OutputSink } from '../contract/index.js';
 
 /** Per-call options of a {@link DispatchTarget}. */
 export interface DispatchCallOptions {
   /** Aborts a running `exec` or `fetch`. */
   signal?: AbortSignal;
   /** Receives `exec` output as it arrives. */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  onOutput?: OutputSink;
 }
 
 /**

@@ -12,6 +12,7 @@
 
 import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
 import type { MeshTlsConfig } from '../config/index.js';
+import type { OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
 import { FrameWriter } from './frame-writer.js';
@@ -66,7 +67,7 @@ export interface PeerRequestOptions {
   /** Aborting sends a Cancel frame; the request still resolves with the replica's answer. */
   readonly signal?: AbortSignal;
   /** Receives Output frames of this request. */
-  readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  readonly onOutput?: OutputSink;
 }
 
 /** A request could not be completed because the stream is not (or no longer) up. */

@@ -8,6 +8,7 @@
  */
 
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { FrameWriter } from './frame-writer.js';
 import {
@@ -42,7 +43,7 @@ export interface RequestContext {
    * Streams a chunk of output to the caller, ahead of the response. Queued in order;
    * exec output is bounded by its own limit, so the queue is too.
    */
-  output(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+  output: OutputSink;
 }
 
 /** A handler's answer. */
@@ -187,7 +188,7 @@ export class ServerSession {
       authenticated: this.authenticated,
       peerNodeId: this.peerNodeId,
     };
-    const output = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+    const output: OutputSink = (stream, chunk) => {
       for (let at = 0; at < chunk.length; at += OUTPUT_CHUNK_BYTES) {
         this.send({
           kind: 'output',

@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkbenchError } from '../contract/errors.js';
+import type { OutputSink } from '../contract/index.js';
 import {
   type Command,
   cancelCommand,
@@ -40,7 +41,7 @@ import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/comm
 import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
 import { isTerminal } from './command-outcome.js';
-import { CommandWaiters, type OutputListener, pendingOutcomeError } from './command-waiters.js';
+import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import type { ExecuteCommand } from './execution.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
@@ -102,7 +103,7 @@ export interface WaitOptions {
   /** Stops waiting (the command carries on; read it later by id). */
   signal?: AbortSignal;
   /** Live output, when this node runs the command. */
-  onOutput?: OutputListener;
+  onOutput?: OutputSink;
 }
 
 /**

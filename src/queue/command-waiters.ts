@@ -1,9 +1,6 @@
 import { WorkbenchError } from '../contract/errors.js';
+import type { OutputSink, OutputStream } from '../contract/index.js';
 import type { Command } from '../store/commands.js';
-import type { OutputStream } from './execution.js';
-
-/** Receives a command's live output on the node that runs it. */
-export type OutputListener = (stream: OutputStream, chunk: Buffer) => void;
 
 /**
  * A command that ran but whose outcome this node cannot record yet (the database is
@@ -37,7 +34,7 @@ function listeners<T>(map: Map<string, Set<T>>, id: string, fn: T): () => void {
  */
 export class CommandWaiters {
   private readonly terminal = new Map<string, Set<(command: Command) => void>>();
-  private readonly output = new Map<string, Set<OutputListener>>();
+  private readonly output = new Map<string, Set<OutputSink>>();
   private readonly pendingOutcome = new Map<string, Set<(p: PendingOutcome) => void>>();
   private readonly closers = new Set<(err: Error) => void>();
 
@@ -47,7 +44,7 @@ export class CommandWaiters {
   }
 
   /** Subscribes to a command's live output; returns an unsubscribe. */
-  onOutput(id: string, fn: OutputListener): () => void {
+  onOutput(id: string, fn: OutputSink): () => void {
     return listeners(this.output, id, fn);
   }
 

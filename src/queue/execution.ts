@@ -7,10 +7,11 @@
  */
 
 import type { ErrorCode } from '../contract/errors.js';
+/** Which output stream a chunk came from. */
+import type { OutputStream } from '../contract/index.js';
 import type { Command, FilesRefused } from '../store/commands.js';
 
-/** Which output stream a chunk came from. */
-export type OutputStream = 'stdout' | 'stderr';
+export type { OutputStream };
 
 /** What the queue hands the executor for one command. */
 export interface ExecuteContext {

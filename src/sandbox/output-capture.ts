@@ -11,6 +11,7 @@
  */
 
 import { type Readable, Writable } from 'node:stream';
+import type { OutputSink } from '../contract/index.js';
 
 /** Keeps at most `limitBytes` of one stream; everything past the cap is counted, not kept. */
 export class OutputCapture {
@@ -94,10 +95,7 @@ export interface CommandOutput {
 }
 
 /** Creates both captures with the same per-stream cap. */
-export function createCommandOutput(
-  limitBytes: number,
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void,
-): CommandOutput {
+export function createCommandOutput(limitBytes: number, onOutput?: OutputSink): CommandOutput {
   return {
     stdout: new OutputCapture(limitBytes, onOutput && ((c) => onOutput('stdout', c))),
     stderr: new OutputCapture(limitBytes, onOutput && ((c) => onOutput('stderr', c))),

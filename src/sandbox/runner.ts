@@ -4,6 +4,8 @@
  * `process` (no isolation; only when an operator chooses it explicitly).
  */
 
+import type { OutputSink } from '../contract/index.js';
+
 /** Which backend a runner is. */
 export type RunnerKind = 'bwrap' | 'docker' | 'process';
 
@@ -35,7 +37,7 @@ export interface RunSpec {
   /** Aborting it cancels the command: the whole process tree is killed. */
   signal?: AbortSignal;
   /** Called with output as it arrives (also within the cap only). */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  onOutput?: OutputSink;
 }
 
 /** How a command ended. A non-zero exit is a result, not an error. */

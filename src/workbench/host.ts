@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { OutputSink } from '../contract/index.js';
 import {
   type ActionArgs,
   type Authority,
@@ -115,7 +116,7 @@ export interface DispatchOptions {
   /** Cancels a running `exec` (the sandbox is killed) or a `fetch`. */
   signal?: AbortSignal;
   /** Receives `exec` output as it arrives. */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  onOutput?: OutputSink;
 }
 
 /** Store failures a caller can act on by retrying; everything else is internal. */

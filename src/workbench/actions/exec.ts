@@ -1,4 +1,4 @@
-import type { ActionArgs, ExecPayload } from '../../contract/index.js';
+import type { ActionArgs, ExecPayload, OutputSink } from '../../contract/index.js';
 import { isErrorCode, WorkbenchError } from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
@@ -113,7 +113,7 @@ export async function runInSandbox(
   workspaceDir: string,
   request: ExecRequest,
   timeoutMs: number,
-  ctx: { signal: AbortSignal; onOutput: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void },
+  ctx: { signal: AbortSignal; onOutput: OutputSink },
 ): Promise<RunResult> {
   const runner = requireRunner(deps.runner);
   const cwd = await resolveCwd(workspaceDir, request.cwd);
