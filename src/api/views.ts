@@ -5,8 +5,13 @@
  * @module
  */
 
-import type { Artifact, Command, Run, Workspace } from '../store/index.js';
-import { commandOutcome } from '../workbench/actions/index.js';
+import {
+  type Artifact,
+  type Command,
+  commandAnswer,
+  type Run,
+  type Workspace,
+} from '../store/index.js';
 import { describeReleaseReason } from './release-reasons.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -36,7 +41,7 @@ export function commandSummaryView(c: CommandSummary) {
     stdout: _stdout,
     stderr: _stderr,
     ...outcome
-  } = commandOutcome({ ...c, stdout: null, stderr: null, request: {} });
+  } = commandAnswer({ ...c, stdout: null, stderr: null, request: {} });
   return {
     id: c.id,
     runId: c.runId,
@@ -54,7 +59,7 @@ export function commandSummaryView(c: CommandSummary) {
 
 /** A command, its output as UTF-8 text: the list's fields plus `stdout` and `stderr`. */
 export function commandView(c: Command) {
-  return { ...commandSummaryView(c), ...commandOutcome(c) };
+  return { ...commandSummaryView(c), ...commandAnswer(c) };
 }
 
 /** A workspace, its release reason also in words. */

@@ -3,7 +3,7 @@ import { isErrorCode, WorkbenchError } from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
-import type { Command } from '../../store/index.js';
+import { type Command, commandAnswer } from '../../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
 import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
@@ -154,20 +154,20 @@ export function execPayload(command: Command): ExecPayload {
         throw new WorkbenchError(
           code,
           `${code}: the node running command ${command.id} shut down and cut it off; files it wrote until then are kept. Run it again (with a new callId)`,
-          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+          { ...base, retry: 'new_call_id', ...commandAnswer(command) },
         );
       case FILES_NOT_SAVED:
         if (code === 'workspace_quota_exceeded') {
           throw new WorkbenchError(
             code,
             `${code}: command ${command.id} filled the workspace past its quota (MEMQL_WORKSPACE_MAX_BYTES, MEMQL_WORKSPACE_MAX_FILES) and was stopped; none of its changes were kept. Delete files, or make the command write less`,
-            { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+            { ...base, retry: 'new_call_id', ...commandAnswer(command) },
           );
         }
         throw new WorkbenchError(
           code,
           `${code}: command ${command.id} ran (exit code ${command.exitCode ?? 'none'}) but its file changes could not be saved, so they are not in the workspace; run it again (with a new callId)`,
-          { ...base, retry: 'new_call_id', ...commandOutcome(command) },
+          { ...base, retry: 'new_call_id', ...commandAnswer(command) },
         );
       default:
         throw new WorkbenchError(
@@ -177,23 +177,5 @@ export function execPayload(command: Command): ExecPayload {
         );
     }
   }
-  return { commandId: command.id, ...commandOutcome(command) };
-}
-
-/** How a command ended, as callers see it: output as UTF-8 text. */
-export function commandOutcome(command: Command): Omit<ExecPayload, 'commandId'> {
-  return {
-    status: command.status,
-    exitCode: command.exitCode,
-    signal: command.signal,
-    timedOut: command.status === 'timed_out',
-    cancelled: command.status === 'cancelled',
-    oomKilled: command.oomKilled,
-    stdout: (command.stdout ?? Buffer.alloc(0)).toString('utf8'),
-    stderr: (command.stderr ?? Buffer.alloc(0)).toString('utf8'),
-    stdoutTruncated: command.stdoutTruncated,
-    stderrTruncated: command.stderrTruncated,
-    durationMs: command.execDurationMs,
-    ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
-  };
+  return { commandId: command.id, ...commandAnswer(command) };
 }

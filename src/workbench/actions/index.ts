@@ -7,7 +7,6 @@
  * @module
  */
 export {
-  commandOutcome,
   type ExecDeps,
   type ExecPayload,
   type ExecRequest,
