@@ -19,7 +19,7 @@ import { createRun, type DatabaseTarget, type Db, openDb } from '../../src/store
 import type { Logger } from '../../src/telemetry/logger.js';
 import type { WorkbenchHost } from '../../src/workbench/host.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
-import { type S3TestServer, startS3Server } from '../support/s3-server.js';
+import { type S3TestServer, s3NodeEnv, startS3Server } from '../support/s3-server.js';
 
 /** `--size=small` (development) or `default` (the numbers in the README). */
 export type BenchSize = 'small' | 'default';
@@ -168,16 +168,7 @@ export class BenchContext {
   /** The `MEMQL_S3_*` settings of the test server, for a node process. */
   async s3Env(): Promise<Record<string, string>> {
     const s3 = await this.s3();
-    return {
-      MEMQL_OBJECT_STORE: 's3',
-      MEMQL_S3_BUCKET: s3.bucket,
-      MEMQL_S3_ENDPOINT: s3.endpoint,
-      MEMQL_S3_REGION: s3.region,
-      MEMQL_S3_FORCE_PATH_STYLE: 'true',
-      MEMQL_S3_PREFIX: this.unique('p'),
-      MEMQL_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      MEMQL_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    };
+    return { ...s3NodeEnv(s3), MEMQL_S3_PREFIX: this.unique('p') };
   }
 
   /** Creates runs (owner `bench`) in `db`. */

@@ -3,7 +3,7 @@ import t from 'tap';
 import { listAuditEvents, openDb } from '../../src/store/index.js';
 import { eventually } from '../support/mesh.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { startS3Server } from '../support/s3-server.js';
+import { s3NodeEnv, startS3Server } from '../support/s3-server.js';
 import {
   freePort,
   image,
@@ -45,13 +45,7 @@ t.test('the mesh in containers', async (t) => {
 
   const sharedEnv = {
     MEMQL_DATABASE_URL: database.url,
-    MEMQL_OBJECT_STORE: 's3',
-    MEMQL_S3_BUCKET: s3.bucket,
-    MEMQL_S3_ENDPOINT: s3.endpoint,
-    MEMQL_S3_REGION: s3.region,
-    MEMQL_S3_FORCE_PATH_STYLE: 'true',
-    MEMQL_S3_ACCESS_KEY_ID: s3.accessKeyId,
-    MEMQL_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ...s3NodeEnv(s3),
     MEMQL_MESH_TOKEN: token,
     // A killed replica counts as gone after two missed windows: keep the test short.
     MEMQL_NODE_LIVENESS_MS: '3000',

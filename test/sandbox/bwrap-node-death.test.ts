@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
+import { eventually } from '../support/mesh.js';
 import { killAll, leftovers, markedSleep } from './sandbox-support.js';
 
 /**
@@ -59,8 +60,10 @@ t.test('a node killed at any moment of a start leaves no sandbox process', async
     const flag = `started-${duration}`;
     const node = await startNode(ws, `touch ${flag}; sleep ${duration}`);
     if (delay === 'started') {
-      while (!(await exists(join(ws, flag)))) await sleep(10);
+      await eventually('the command started', () => exists(join(ws, flag)), 60_000, 10);
     } else {
+      // Not a wait for anything: the kill is meant to land this long after ready, so the
+      // spread of delays hits each step of a start (the assertion holds at any moment).
       await sleep(delay);
     }
     node.kill('SIGKILL');

@@ -19,7 +19,7 @@ import {
   type WorkbenchProcess,
 } from './mesh-harness.js';
 import { createTestDatabase } from './postgres.js';
-import { type S3TestServer, startS3Server } from './s3-server.js';
+import { type S3TestServer, s3NodeEnv, startS3Server } from './s3-server.js';
 
 /**
  * An agent and workbench replicas, each its own process, on a real Postgres and a
@@ -45,15 +45,7 @@ function storeEnv(
   s3: S3TestServer | null,
 ): Record<string, string> {
   if (store === 'fs' || s3 === null) return { MEMQL_OBJECT_STORE_DIR: objectsDir };
-  return {
-    MEMQL_OBJECT_STORE: 's3',
-    MEMQL_S3_BUCKET: s3.bucket,
-    MEMQL_S3_ENDPOINT: s3.endpoint,
-    MEMQL_S3_REGION: s3.region,
-    MEMQL_S3_FORCE_PATH_STYLE: 'true',
-    MEMQL_S3_ACCESS_KEY_ID: s3.accessKeyId,
-    MEMQL_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-  };
+  return s3NodeEnv(s3);
 }
 
 /** A running mesh; everything is stopped and removed at the test's teardown. */

@@ -18,6 +18,19 @@ export interface S3TestServer {
   stop(): Promise<void>;
 }
 
+/** The settings a node process needs to use `server` as its object store. */
+export function s3NodeEnv(server: S3TestServer): Record<string, string> {
+  return {
+    MEMQL_OBJECT_STORE: 's3',
+    MEMQL_S3_BUCKET: server.bucket,
+    MEMQL_S3_ENDPOINT: server.endpoint,
+    MEMQL_S3_REGION: server.region,
+    MEMQL_S3_FORCE_PATH_STYLE: 'true',
+    MEMQL_S3_ACCESS_KEY_ID: server.accessKeyId,
+    MEMQL_S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+  };
+}
+
 /** Options for {@link startS3Server}. */
 export interface StartS3ServerOptions {
   /** Bucket to create at startup (at least 3 characters). Default `memql-test`. */
