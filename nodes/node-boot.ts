@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Dockerode from 'dockerode';
+import { type FleetSource, localFleet } from '../src/api/index.js';
 import {
   type Config,
   ConfigError,
@@ -17,8 +18,9 @@ import {
   redactConfig,
 } from '../src/config/index.js';
 import type { ObjectStore } from '../src/objects/index.js';
-import type { Db } from '../src/store/index.js';
+import { countLiveCommands, type Db, getLiveWorkspace } from '../src/store/index.js';
 import { createLogger, type Logger } from '../src/telemetry/logger.js';
+import type { WorkbenchHost } from '../src/workbench/host.js';
 import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-factory.js';
 
 /** Loads the configuration and makes the root logger, or exits 2 on a bad variable. */
@@ -84,6 +86,24 @@ export function buildNodeHost(
       ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
       : {}),
   });
+}
+
+/** The fleet of a node whose workbench runs in its own process: that one host. */
+export function inProcessFleet(config: Config, host: WorkbenchHost, db: Db): FleetSource {
+  const since = new Date();
+  return localFleet({
+    nodeId: config.nodeId,
+    capacity: config.queue.concurrency,
+    since,
+    healthy: () => host.queue.lifecycle === 'running',
+    running: () => host.queue.runningHere().length,
+    queued: async () => (await countLiveCommands(db)).queued,
+  });
+}
+
+/** The run's live workspace node, the agent's affinity read. */
+export function affinityReader(db: Db): (runId: string) => Promise<string | null> {
+  return async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null;
 }
 
 /**

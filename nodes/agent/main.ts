@@ -12,16 +12,11 @@
 
 import { Registry } from 'prom-client';
 import { startAgentNode } from '../../src/agent/agent-node.js';
-import { localFleet, remoteFleet, startApiServer } from '../../src/api/index.js';
+import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import {
-  countLiveCommands,
-  createApiToken,
-  getLiveWorkspace,
-  openDb,
-} from '../../src/store/index.js';
-import { bootNode, buildNodeHost } from '../node-boot.js';
+import { createApiToken, openDb } from '../../src/store/index.js';
+import { affinityReader, bootNode, buildNodeHost, inProcessFleet } from '../node-boot.js';
 
 async function main(): Promise<void> {
   const createToken = process.argv[2] === 'create-token';
@@ -44,12 +39,11 @@ async function main(): Promise<void> {
   const needsLocal = !config.workbenchRemote || config.workbenchLocalFallback;
   const local = needsLocal ? (await buildNodeHost(config, { db, objects, log })).host : null;
   local?.start();
-  const startedAt = new Date();
   const node = await startAgentNode({
     config,
     log,
     local,
-    readAffinity: async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null,
+    readAffinity: affinityReader(db),
     version: packageVersion(),
   });
   const api = await startApiServer(
@@ -60,14 +54,7 @@ async function main(): Promise<void> {
       fleet:
         config.workbenchRemote || local === null
           ? remoteFleet(node.registry)
-          : localFleet({
-              nodeId: config.nodeId,
-              capacity: config.queue.concurrency,
-              since: startedAt,
-              healthy: () => local.queue.lifecycle === 'running',
-              running: () => local.queue.runningHere().length,
-              queued: async () => (await countLiveCommands(db)).queued,
-            }),
+          : inProcessFleet(config, local, db),
       localFallback: config.workbenchRemote && config.workbenchLocalFallback,
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       metrics: local?.queue.metrics.registry ?? new Registry(),
@@ -77,8 +64,8 @@ async function main(): Promise<void> {
   );
   log.info(
     {
-      grpcPort: node.grpcAddress.port,
-      grpcHost: node.grpcAddress.host,
+      grpcPort: node.grpcAddress?.port,
+      grpcHost: node.grpcAddress?.host,
       apiUrl: api.url,
       remote: config.workbenchRemote,
       localFallback: config.workbenchLocalFallback,

@@ -7,12 +7,19 @@
  */
 
 import { resolve } from 'node:path';
-import { AgentDispatcher } from '../../src/agent/index.js';
-import { ensureDevToken, localFleet, startApiServer } from '../../src/api/index.js';
+import { startAgentNode } from '../../src/agent/index.js';
+import { ensureDevToken, startApiServer } from '../../src/api/index.js';
+import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { countLiveCommands, getLiveWorkspace, openDb } from '../../src/store/index.js';
+import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { bootNode, buildNodeHost, reachableWorkbenchRoot } from '../node-boot.js';
+import {
+  affinityReader,
+  bootNode,
+  buildNodeHost,
+  inProcessFleet,
+  reachableWorkbenchRoot,
+} from '../node-boot.js';
 
 async function main(): Promise<void> {
   const cwd = process.cwd();
@@ -40,31 +47,22 @@ async function main(): Promise<void> {
   const { host, runner } = await buildNodeHost(config, { db, objects, log });
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   host.start();
-  const startedAt = new Date();
-  // The agent half: not remote, so every call runs on the in-process workbench.
-  const dispatcher = new AgentDispatcher({
-    remote: false,
-    localFallback: false,
-    local: host,
-    router: null,
-    readAffinity: async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null,
-    peersRaw: config.workerPeersRaw,
-    workbenchOs: 'linux',
+  // The agent half, started as an agent node is, but not remote: one process, so every
+  // call runs on the in-process workbench, and there is no gRPC server to probe.
+  const agent = await startAgentNode({
+    config: { ...config, workbenchRemote: false, workbenchLocalFallback: false },
     log,
+    local: host,
+    readAffinity: affinityReader(db),
+    version: packageVersion(),
+    serveGrpc: false,
   });
   const api = await startApiServer(
     {
       db,
       objects,
-      dispatcher,
-      fleet: localFleet({
-        nodeId: config.nodeId,
-        capacity: config.queue.concurrency,
-        since: startedAt,
-        healthy: () => host.queue.lifecycle === 'running',
-        running: () => host.queue.runningHere().length,
-        queued: async () => (await countLiveCommands(db)).queued,
-      }),
+      dispatcher: agent.dispatcher,
+      fleet: inProcessFleet(config, host, db),
       workbenchRoot: config.workbenchRoot,
       metrics: host.queue.metrics.registry,
       log,
@@ -100,6 +98,7 @@ async function main(): Promise<void> {
   });
   log.info('stopping');
   await api.close();
+  await agent.close();
   await host.stop();
   await metrics?.close();
   await db.close();

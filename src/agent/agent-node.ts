@@ -41,6 +41,11 @@ export interface AgentNodeDeps {
   >;
   /** Bounded wait for a healthy peer, ms. */
   readonly peerWaitMs?: number;
+  /**
+   * Serve `grpc.health.v1` on `MEMQL_GRPC_LISTEN`. Default true; the local node, one
+   * process with its own workbench and nothing to probe over gRPC, passes false.
+   */
+  readonly serveGrpc?: boolean;
 }
 
 /** A running agent node. */
@@ -48,8 +53,8 @@ export interface AgentNode {
   readonly dispatcher: AgentDispatcher;
   /** `null` when not remote, or when no router could be wired. */
   readonly registry: PeerRegistry | null;
-  /** Where `grpc.health.v1` is served. */
-  readonly grpcAddress: ListenAddress;
+  /** Where `grpc.health.v1` is served; null when it is not. */
+  readonly grpcAddress: ListenAddress | null;
   /** Stops the registry and the server. */
   close(): Promise<void>;
 }
@@ -107,10 +112,19 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     readAffinity: deps.readAffinity,
     peersRaw: config.workerPeersRaw,
     peerType: WORKBENCH_PEER_TYPE,
-    workbenchOs: 'linux',
     log,
     ...(deps.peerWaitMs !== undefined ? { peerWaitMs: deps.peerWaitMs } : {}),
   });
+  if (deps.serveGrpc === false) {
+    return {
+      dispatcher,
+      registry,
+      grpcAddress: null,
+      async close() {
+        registry?.close();
+      },
+    };
+  }
   const server = new MeshServer({
     nodeId: config.nodeId,
     nodeType: 'agent',

@@ -2,10 +2,12 @@
  * `dispatchHost`: the agent side of the dispatch pipeline (docs/ARCHITECTURE.md,
  * "One call, in order"). In order, before anything runs or is forwarded:
  *
- * 1. parse the envelope (`invalid_arguments`);
- * 2. evaluate the environment hint (`invalid_environment_hint`, `environment_mismatch`);
- * 3. the build gate: `build` without a system-class authority is refused by name,
- *    never forwarded (`build_not_permitted`);
+ * 1. parse the envelope (`invalid_arguments`), once: {@link AgentDispatcher.dispatchHost}
+ *    parses raw input, {@link AgentDispatcher.dispatch} takes an envelope its caller
+ *    (the HTTP API) already parsed;
+ * 2. admit it (`admitEnvelope`): the environment hint (`invalid_environment_hint`,
+ *    `environment_mismatch`), then the build gate: `build` without a system-class
+ *    authority is refused by name, never forwarded (`build_not_permitted`);
  * 4. route: not remote, the in-process workbench; remote, the run's replica when it
  *    is healthy and connected, else the least-loaded healthy one. No healthy replica
  *    is `no_workbench_peer`, unless `MEMQL_WORKBENCH_LOCAL_FALLBACK=1` explicitly
@@ -16,15 +18,14 @@
 
 import {
   type Authority,
-  checkActionAuthority,
+  admitEnvelope,
   type DispatchResult,
-  environmentFailure,
+  type Envelope,
+  envelopeToWire,
   errorResult,
-  evaluateEnvironment,
   NODE_DRAINING,
   parseEnvelope,
   refusedBeforeRunning,
-  WORKBENCH_PROVIDES,
 } from '../contract/index.js';
 import type { DispatchCallOptions, DispatchTarget, WireAuthority } from '../mesh/index.js';
 import { authorityToWire, PeerUnavailableError, type PeerView, pickPeer } from '../mesh/index.js';
@@ -59,8 +60,6 @@ export interface AgentDispatcherOptions {
   readonly peersRaw: string;
   /** The node type routed to. Default `workbench`. */
   readonly peerType?: string;
-  /** The OS of the workbench that would run the call, Go spelling (`linux`). */
-  readonly workbenchOs: string;
   readonly log: Logger;
   /** Default {@link PEER_WAIT_MS}. */
   readonly peerWaitMs?: number;
@@ -99,30 +98,31 @@ export class AgentDispatcher {
     this.peerType = options.peerType ?? 'workbench';
   }
 
-  /** One `workbenchHost` call: the tool's answer. */
+  /**
+   * One `workbenchHost` call as a tool loop makes it, unparsed: the tool's answer. The
+   * envelope is parsed here, once for this process.
+   */
   async dispatchHost(
     request: unknown,
     authority: Authority,
     options: DispatchCallOptions = {},
   ): Promise<DispatchResult> {
-    return (await this.dispatch(request, authority, options)).result;
+    const parsed = parseEnvelope(request);
+    if (!parsed.ok) return parsed;
+    return (await this.dispatch(parsed.envelope, authority, options)).result;
   }
 
-  /** One `workbenchHost` call, with the route it took (for logs, tests, the console). */
+  /**
+   * One parsed `workbenchHost` call, with the route it took (for logs, tests, the
+   * console).
+   */
   async dispatch(
-    request: unknown,
+    envelope: Envelope,
     authority: Authority,
     options: DispatchCallOptions = {},
   ): Promise<DispatchOutcome> {
-    const parsed = parseEnvelope(request);
-    if (!parsed.ok) return { result: parsed, route: REFUSED };
-    const envelope = parsed.envelope;
-    const env = environmentFailure(
-      evaluateEnvironment(envelope.environment, WORKBENCH_PROVIDES, this.options.workbenchOs),
-    );
-    if (env) return { result: env, route: REFUSED };
-    const denied = checkActionAuthority(envelope.action, authority);
-    if (denied) return { result: denied, route: REFUSED };
+    const refused = admitEnvelope(envelope, authority);
+    if (refused) return { result: refused, route: REFUSED };
     const wire = authorityToWire(authority);
     if (wire === null) {
       return {
@@ -138,12 +138,12 @@ export class AgentDispatcher {
       action: envelope.action,
       ...(envelope.callId ? { callId: envelope.callId } : {}),
     });
-    if (!this.options.remote) return this.runLocal(request, authority, options, 'not_remote', log);
-    return this.runRemote(request, envelope.runId, authority, wire, options, log);
+    if (!this.options.remote) return this.runLocal(envelope, authority, options, 'not_remote', log);
+    return this.runRemote(envelope, authority, wire, options, log);
   }
 
   private async runLocal(
-    request: unknown,
+    envelope: Envelope,
     authority: Authority,
     options: DispatchCallOptions,
     reason: 'not_remote' | 'fallback',
@@ -157,12 +157,12 @@ export class AgentDispatcher {
         route: REFUSED,
       };
     }
-    const result = await local.handleDispatch(request, authority, options);
+    const result = await local.handleDispatch(envelope, authority, options);
     return { result, route: { kind: 'local', reason } };
   }
 
   private refuseOrFallBack(
-    request: unknown,
+    envelope: Envelope,
     authority: Authority,
     options: DispatchCallOptions,
     known: number,
@@ -173,7 +173,7 @@ export class AgentDispatcher {
         { peerType: this.peerType, known },
         'no healthy workbench peer: running the call on this node because MEMQL_WORKBENCH_LOCAL_FALLBACK=1',
       );
-      return this.runLocal(request, authority, options, 'fallback', log);
+      return this.runLocal(envelope, authority, options, 'fallback', log);
     }
     log.warn({ peerType: this.peerType, known }, 'no healthy workbench peer: call refused');
     return {
@@ -202,19 +202,19 @@ export class AgentDispatcher {
   }
 
   private async runRemote(
-    request: unknown,
-    runId: string,
+    envelope: Envelope,
     authority: Authority,
     wire: WireAuthority,
     options: DispatchCallOptions,
     log: Logger,
   ): Promise<DispatchOutcome> {
     const router = this.options.router;
-    if (router === null) return this.refuseOrFallBack(request, authority, options, 0, log);
+    if (router === null) return this.refuseOrFallBack(envelope, authority, options, 0, log);
+    const runId = envelope.runId;
     let preferred = await this.readAffinity(runId, log);
     let payload: Buffer;
     try {
-      payload = Buffer.from(JSON.stringify(request), 'utf8');
+      payload = Buffer.from(JSON.stringify(envelopeToWire(envelope)), 'utf8');
     } catch {
       return {
         result: errorResult(
@@ -228,7 +228,7 @@ export class AgentDispatcher {
     for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; attempt++) {
       const pick = await this.pick(router, preferred, excluded);
       if (pick.kind === 'none') {
-        return this.refuseOrFallBack(request, authority, options, router.views().length, log);
+        return this.refuseOrFallBack(envelope, authority, options, router.views().length, log);
       }
       const peer = pick.peer;
       const route: Route = {
@@ -286,7 +286,7 @@ export class AgentDispatcher {
         };
       }
     }
-    return this.refuseOrFallBack(request, authority, options, router.views().length, log);
+    return this.refuseOrFallBack(envelope, authority, options, router.views().length, log);
   }
 
   /** Picks a replica, waiting (bounded) for one to become healthy when none is. */

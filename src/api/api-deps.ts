@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Authority, DispatchResult } from '../contract/index.js';
+import type { Authority, DispatchResult, Envelope } from '../contract/index.js';
 import type { DispatchCallOptions } from '../mesh/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Db } from '../store/index.js';
@@ -8,13 +8,16 @@ import type { Logger } from '../telemetry/logger.js';
 import type { Caller } from './auth.js';
 import type { FleetSource } from './fleet.js';
 
-/** The agent's dispatch entry, as the API calls it (`AgentDispatcher.dispatchHost`). */
+/**
+ * The agent's dispatch entry, as the API calls it (`AgentDispatcher.dispatch`): with
+ * the envelope the route already parsed, so it is parsed once in this process.
+ */
 export interface ApiDispatcher {
-  dispatchHost(
-    request: unknown,
+  dispatch(
+    envelope: Envelope,
     authority: Authority,
     options?: DispatchCallOptions,
-  ): Promise<DispatchResult>;
+  ): Promise<{ readonly result: DispatchResult }>;
 }
 
 /** Everything the API server is built from; handles the node owns. */

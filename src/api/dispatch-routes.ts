@@ -33,8 +33,9 @@ function abortOnDisconnect(ctx: RouteContext): AbortController {
 }
 
 /**
- * Checks the envelope and the run's owner, then dispatches. Refusals that need no
- * dispatch come back as results too.
+ * Parses the envelope (the only parse of it in this process) and checks the run's
+ * owner, then dispatches the parsed envelope. Refusals that need no dispatch come
+ * back as results too.
  */
 async function dispatchOwned(
   ctx: RouteContext,
@@ -56,7 +57,8 @@ async function dispatchOwned(
     );
   }
   try {
-    return await ctx.deps.dispatcher.dispatchHost(body, ctx.caller.authority, options);
+    return (await ctx.deps.dispatcher.dispatch(parsed.envelope, ctx.caller.authority, options))
+      .result;
   } catch (err) {
     ctx.log.error({ err, runId }, 'dispatch threw');
     return resultFromError(err);

@@ -154,6 +154,42 @@ export const execArgsSchema = z.strictObject({
   cwd: workspacePath().optional(),
 });
 
+/**
+ * What a queued `exec` command carries to its runner: the call's own fields that say
+ * what runs. It is stored with the command row (never audited) and read back from the
+ * row through {@link parseExecRequest}, so the type that leaves the contract is the
+ * type the runner gets.
+ */
+export const execRequestSchema = execArgsSchema.pick({
+  command: true,
+  cwd: true,
+  env: true,
+  stdin: true,
+});
+
+/** The request of one queued `exec` command. */
+export type ExecRequest = z.output<typeof execRequestSchema>;
+
+/** The request part of parsed `exec` arguments. */
+export function execRequestOf(args: ActionArgs<'exec'>): ExecRequest {
+  return {
+    command: args.command,
+    ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
+    ...(args.env ? { env: args.env } : {}),
+    ...(args.stdin !== undefined ? { stdin: args.stdin } : {}),
+  };
+}
+
+/**
+ * Reads a command row's stored request back (the queue row boundary). Null when the
+ * row holds something that is not an `exec` request, which only a row written by
+ * something else can: the caller refuses to run it.
+ */
+export function parseExecRequest(value: unknown): ExecRequest | null {
+  const parsed = execRequestSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 /** `fetch`: download a URL into a workspace file. */
 export const fetchArgsSchema = z.strictObject({
   /**

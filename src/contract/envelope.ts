@@ -50,8 +50,17 @@ export type EnvelopeFor<A extends ActionName> = EnvelopeBase & {
   readonly args: ActionArgs<A>;
 };
 
-/** A parsed envelope: a union keyed by `action`, so narrowing on it types `args`. */
-export type Envelope = { [A in ActionName]: EnvelopeFor<A> }[ActionName];
+declare const parsedEnvelope: unique symbol;
+
+/**
+ * A parsed envelope: a union keyed by `action`, so narrowing on it types `args`. Only
+ * {@link parseEnvelope} makes one (the brand keeps raw objects out), once at the first
+ * boundary of each process; every layer after it takes the envelope as given. It
+ * crosses the mesh as {@link envelopeToWire} and is parsed again on the far side.
+ */
+export type Envelope = {
+  [A in ActionName]: EnvelopeFor<A> & { readonly [parsedEnvelope]: true };
+}[ActionName];
 
 /**
  * The payload of an `invalid_arguments` (or `payload_too_large`) failure from
@@ -168,4 +177,18 @@ export function parseEnvelope(input: unknown): EnvelopeParseResult {
     ...(environment === undefined ? {} : { environment }),
   } as Envelope;
   return { ok: true, envelope };
+}
+
+/**
+ * The wire form of a parsed envelope: what {@link parseEnvelope} turns back into the
+ * same envelope on the other side of the mesh. Defaults stay filled in (they parse
+ * to themselves); the one argument a schema converts, `fs_write`'s octal `mode`, is
+ * written back as its octal digits.
+ */
+export function envelopeToWire(envelope: Envelope): object {
+  if (envelope.action !== 'fs_write' || envelope.args.mode === undefined) return envelope;
+  return {
+    ...envelope,
+    args: { ...envelope.args, mode: envelope.args.mode.toString(8).padStart(3, '0') },
+  };
 }

@@ -81,6 +81,14 @@ export const GOOS_VALUES = [
 /** An operating system name in Go's spelling. */
 export type GoOs = (typeof GOOS_VALUES)[number];
 
+/**
+ * The OS a workbench is, whichever node evaluates the hint: a workbench is a Linux
+ * sandbox (bubblewrap or a container) by construction. The agent checks a hint
+ * against this before forwarding, and the workbench's own boundary checks the same
+ * value, so the two can never disagree.
+ */
+export const WORKBENCH_OS: GoOs = 'linux';
+
 /** Most entries accepted in `needs` (duplicates are allowed and collapsed). */
 export const MAX_HINT_NEEDS = 16;
 

@@ -34,6 +34,7 @@
  */
 
 export * from './actions.js';
+export * from './admission.js';
 export * from './authority.js';
 export * from './envelope.js';
 export * from './environment.js';

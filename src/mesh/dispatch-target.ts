@@ -1,4 +1,4 @@
-import type { Authority, DispatchResult, OutputSink } from '../contract/index.js';
+import type { Authority, DispatchResult, Envelope, OutputSink } from '../contract/index.js';
 
 /** Per-call options of a {@link DispatchTarget}. */
 export interface DispatchCallOptions {
@@ -12,11 +12,12 @@ export interface DispatchCallOptions {
  * Something that answers `workbenchHost` calls: the workbench host
  * (`WorkbenchHost.handleDispatch`), in-process or behind a mesh stream. Declared
  * here, structurally, so the mesh and the agent depend on the shape and not on the
- * workbench's internals.
+ * workbench's internals. It takes the envelope as parsed and admitted at the
+ * process's boundary (the agent dispatcher, or the mesh service for a forwarded call).
  */
 export interface DispatchTarget {
   handleDispatch(
-    request: unknown,
+    envelope: Envelope,
     authority: Authority | undefined,
     options?: DispatchCallOptions,
   ): Promise<DispatchResult>;

@@ -1,7 +1,9 @@
 /**
- * The workbench node's answer to forwarded calls: `workbench.dispatch` requests run
- * through the same `handleDispatch` as the local path, with the authority
- * re-derived from the wire (see `wire-authority.ts`), exec output streamed as Output
+ * The workbench node's answer to forwarded calls: the boundary of the workbench
+ * process. A `workbench.dispatch` request's envelope is parsed here, once, and
+ * admitted (hint and authority) as the agent admitted it, then runs through the same
+ * `handleDispatch` as the local path, with the authority re-derived from the wire
+ * (see `wire-authority.ts`), exec output streamed as Output
  * frames, and cancels turned into the call's AbortSignal. Results cross the wire as
  * the Response's ok / error code / message and a JSON payload, and are rebuilt on
  * the agent by {@link resultFromResponse}.
@@ -10,11 +12,13 @@
  */
 
 import {
+  admitEnvelope,
   type DispatchResult,
   errorResult,
   INTERNAL_ERROR_MESSAGE,
   isErrorCode,
   okResult,
+  parseEnvelope,
 } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { DispatchTarget } from './dispatch-target.js';
@@ -72,13 +76,17 @@ export function createWorkbenchHandler(host: DispatchTarget, log: Logger): Reque
     }
     const authority = authorityFromWire(request.authority, request.authenticated);
     if (!authority.ok) return answerFromResult(authority);
-    let envelope: unknown;
+    let body: unknown;
     try {
-      envelope = JSON.parse(request.payload.toString('utf8'));
+      body = JSON.parse(request.payload.toString('utf8'));
     } catch {
       return refuse('invalid_arguments', 'invalid_arguments: the request payload is not JSON');
     }
-    const result = await host.handleDispatch(envelope, authority.authority, {
+    const parsed = parseEnvelope(body);
+    if (!parsed.ok) return answerFromResult(parsed);
+    const refused = admitEnvelope(parsed.envelope, authority.authority);
+    if (refused) return answerFromResult(refused);
+    const result = await host.handleDispatch(parsed.envelope, authority.authority, {
       signal: ctx.signal,
       onOutput: (stream, chunk) => ctx.output(stream, chunk),
     });

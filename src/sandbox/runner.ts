@@ -4,13 +4,16 @@
  * `process` (no isolation; only when an operator chooses it explicitly).
  */
 
-import type { OutputSink } from '../contract/index.js';
+import type { ExecRequest, OutputSink } from '../contract/index.js';
 
 /** Which backend a runner is. */
 export type RunnerKind = 'bwrap' | 'docker' | 'process';
 
-/** One command to run. */
-export interface RunSpec {
+/**
+ * One command to run: the queued `exec` request (the contract's type, read back from
+ * its row) with where and under which limits it runs. `stdin` may also be bytes.
+ */
+export interface RunSpec extends Omit<ExecRequest, 'stdin'> {
   /**
    * Host path (absolute) of the workspace directory; it appears read-write at
    * `/workspace`. Commands run as {@link SANDBOX_UID}, so what the workspace layer puts

@@ -13,11 +13,11 @@
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
-import { isErrorCode, WorkbenchError } from '../contract/index.js';
+import { isErrorCode, parseExecRequest, WorkbenchError } from '../contract/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
 import type { Command, Run } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { type ExecDeps, type ExecRequest, runInSandbox } from './actions/index.js';
+import { type ExecDeps, runInSandbox } from './actions/index.js';
 import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';
 import type { SyncResult, WorkspaceQuota } from './sync/index.js';
@@ -80,12 +80,23 @@ async function keepFiles(
   }
 }
 
-/** Runs one claimed command in its workspace, as the workspace's holder. */
-export function executeCommand(
+/**
+ * Runs one claimed command in its workspace, as the workspace's holder. The row's
+ * stored request is read back as an `exec` request here, the queue row boundary; a
+ * row holding anything else could not run, and takes no workspace.
+ */
+export async function executeCommand(
   deps: CommandExecutorDeps,
   command: Command,
   ctx: ExecuteContext,
 ): Promise<ExecutionResult> {
+  const request = parseExecRequest(command.request);
+  if (request === null) {
+    throw new WorkbenchError(
+      'internal',
+      `internal: command ${command.id} holds no exec request (a row written by something other than exec); it cannot run`,
+    );
+  }
   return deps.access.use(
     command.runId,
     { mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
@@ -106,13 +117,10 @@ export function executeCommand(
         : null;
       let result: ExecutionResult;
       try {
-        result = await runInSandbox(
-          deps.exec,
-          held.dir,
-          command.request as unknown as ExecRequest,
-          command.timeoutMs,
-          { ...ctx, signal: AbortSignal.any([ctx.signal, limit.signal]) },
-        );
+        result = await runInSandbox(deps.exec, held.dir, request, command.timeoutMs, {
+          ...ctx,
+          signal: AbortSignal.any([ctx.signal, limit.signal]),
+        });
       } finally {
         await watch?.stop();
       }

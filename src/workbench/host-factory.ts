@@ -1,6 +1,5 @@
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
-import { goosFromNodePlatform } from '../contract/index.js';
 import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
 import { BwrapRunner } from '../sandbox/bwrap-runner.js';
 import { DockerRunner } from '../sandbox/docker-runner.js';
@@ -84,7 +83,6 @@ export async function createWorkbenchHost(
   const host = new WorkbenchHost({
     db: deps.db,
     nodeId: config.nodeId,
-    nodeOs: goosFromNodePlatform(deps.platform),
     workbenchRoot: config.workbenchRoot,
     ...(owner ? { fileOwner: owner } : {}),
     files: { maxReadBytes: MAX_READ_BYTES, maxWriteBytes: MAX_WRITE_BYTES },

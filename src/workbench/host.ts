@@ -7,13 +7,9 @@ import {
   checkActionAuthority,
   type DispatchResult,
   type Envelope,
-  environmentFailure,
-  evaluateEnvironment,
   isNodeStopping,
   okResult,
-  parseEnvelope,
   resultFromError,
-  WORKBENCH_PROVIDES,
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
@@ -72,8 +68,6 @@ export interface WorkbenchHostDeps {
   objects: ObjectStore;
   /** `MEMQL_NODE_ID`, stamped on the workspace rows this node holds. */
   nodeId: string;
-  /** This node's OS in Go's naming (`linux`), for the environment hint. */
-  nodeOs: string;
   /** `MEMQL_WORKBENCH_ROOT`. */
   workbenchRoot: string;
   /** Owner of workspace directories and files the node writes: the sandbox uid, when root. */
@@ -132,11 +126,12 @@ function translate(err: unknown): unknown {
 
 /**
  * What a workbench node does with one `workbenchHost` call, on the local and the
- * forwarded path alike. The steps, in order: parse; re-check the environment hint
- * and the authority; resolve the owner from the run row (nothing is written for a
- * run that does not resolve); provision or adopt the workspace; run the action;
- * sync what changed to durable storage; answer. A bad call never throws past
- * {@link handleDispatch}.
+ * forwarded path alike. The envelope comes parsed and admitted from the process's
+ * boundary (the agent dispatcher in process, the mesh service for a forwarded call).
+ * The steps, in order: the build gate once more, where a build would run; resolve
+ * the owner from the run row (nothing is written for a run that does not resolve);
+ * provision or adopt the workspace; run the action; sync what changed to durable
+ * storage; answer. A bad call never throws past {@link handleDispatch}.
  *
  * Durability: the manifest in Postgres plus the bytes in the object store are the
  * workspace; the directory is a warm copy, reconciled before every action (cheaply
@@ -269,17 +264,10 @@ export class WorkbenchHost {
   }
 
   async handleDispatch(
-    request: unknown,
+    envelope: Envelope,
     authority: Authority | undefined,
     options: DispatchOptions = {},
   ): Promise<DispatchResult> {
-    const parsed = parseEnvelope(request);
-    if (!parsed.ok) return parsed;
-    const envelope = parsed.envelope;
-    const env = environmentFailure(
-      evaluateEnvironment(envelope.environment, WORKBENCH_PROVIDES, this.deps.nodeOs),
-    );
-    if (env) return env;
     const denied = checkActionAuthority(envelope.action, authority);
     if (denied) return denied;
 
@@ -369,7 +357,7 @@ export class WorkbenchHost {
         ownerUserId: run.ownerUserId,
         conversationId: run.conversationId,
         callId: envelope.callId ?? null,
-        request: { ...exec.request },
+        request: exec.request,
         timeoutMs: exec.timeoutMs,
       });
       return this.awaitCommand(command.id, options);

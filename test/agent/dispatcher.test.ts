@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/index.js';
 import {
   type Authority,
   type DispatchResult,
+  type Envelope,
   errorResult,
   NODE_DRAINING,
   okResult,
@@ -23,19 +24,14 @@ import { PeerUnavailableError } from '../../src/mesh/peer-connection.js';
 import type { PeerView } from '../../src/mesh/peer-picker.js';
 import { createRun, getLiveWorkspace, openDb } from '../../src/store/index.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { parsedEnvelope } from '../support/envelope.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /** dispatchHost: the agent side of the pipeline, with a scripted router and with real sockets. */
 
 const user = userAuthority('user:alice');
-const call = (action: string, args: Record<string, unknown> = {}, extra = {}) => ({
-  action,
-  args,
-  runId: 'run-1',
-  agentId: 'a',
-  taskId: 't',
-  ...extra,
-});
+const call = (action: string, args: Record<string, unknown> = {}, extra = {}) =>
+  parsedEnvelope({ action, args, runId: 'run-1', agentId: 'a', taskId: 't', ...extra });
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -90,7 +86,6 @@ function dispatcher(over: Partial<AgentDispatcherOptions> & { log: pino.Logger }
     router: null,
     readAffinity: async () => null,
     peersRaw: 'workbench=workbench:50060',
-    workbenchOs: 'linux',
     peerWaitMs: 100,
     ...over,
   });
@@ -101,8 +96,11 @@ t.test('refusals before routing: nothing is forwarded or run', async (t) => {
   const { router, sent } = scriptedRouter([peer('p:1', 'wb-a')]);
   const local = localTarget();
   const d = dispatcher({ log, router, local: local.target, localFallback: true });
-  const cases: [unknown, Authority, string][] = [
-    [{ action: 'fs_read' }, user, 'invalid_arguments'],
+  t.match(await d.dispatchHost({ action: 'fs_read' }, user), {
+    ok: false,
+    errorCode: 'invalid_arguments',
+  });
+  const cases: [Envelope, Authority, string][] = [
     [
       call('fs_read', { path: 'a' }, { environment: { needs: ['gpu'] } }),
       user,

@@ -56,7 +56,6 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
   const host = new WorkbenchHost({
     db,
     nodeId: 'node-api',
-    nodeOs: 'linux',
     workbenchRoot: root,
     ...(process.getuid?.() === 0 ? { fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID } } : {}),
     files: { maxReadBytes: 1 << 20, maxWriteBytes: 40 << 20 },
@@ -87,7 +86,6 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
     router: null,
     readAffinity: async () => null,
     peersRaw: '',
-    workbenchOs: 'linux',
     log,
   });
   const since = new Date();

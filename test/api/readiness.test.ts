@@ -50,7 +50,7 @@ const api = await startApiServer(
     db,
     objects: new FsObjectStore({ baseDir: join(base, 'objects') }),
     dispatcher: {
-      dispatchHost: async () => {
+      dispatch: async () => {
         throw new Error('no call is dispatched in this test');
       },
     },

@@ -19,6 +19,7 @@ import { createRun, type DatabaseTarget, type Db, openDb } from '../../src/store
 import type { Logger } from '../../src/telemetry/logger.js';
 import type { WorkbenchHost } from '../../src/workbench/host.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { parsedEnvelope } from '../support/envelope.js';
 import { type S3TestServer, s3NodeEnv, startS3Server } from '../support/s3-server.js';
 
 /** `--size=small` (development) or `default` (the numbers in the README). */
@@ -201,7 +202,7 @@ let task = 0;
 /** A `workbenchHost` envelope for run `runId`. */
 export function envelope(runId: string, action: string, args: Record<string, unknown>) {
   task += 1;
-  return { action, args, runId, agentId: 'bench-agent', taskId: `bench-${task}` };
+  return parsedEnvelope({ action, args, runId, agentId: 'bench-agent', taskId: `bench-${task}` });
 }
 
 /** The authority bench calls are made with. */

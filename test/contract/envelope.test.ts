@@ -3,6 +3,7 @@ import {
   ACTION_NAMES,
   type Envelope,
   type EnvelopeParseResult,
+  envelopeToWire,
   MAX_COMMAND_CHARS,
   MAX_PATH_CHARS,
   MAX_PAYLOAD_CHARS,
@@ -132,8 +133,30 @@ t.test('a valid call of every action parses, defaults applied', async (t) => {
     t.equal(envelope.taskId, BASE.taskId);
     t.notOk('callId' in envelope, 'no callId key when none given');
     t.notOk('environment' in envelope, 'no environment key when none given');
+    const wire = JSON.parse(JSON.stringify(envelopeToWire(envelope)));
+    t.strictSame(mustParse(wire), envelope, `${c.action}: the wire form parses back to itself`);
   }
   t.strictSame([...seen].sort(), [...ACTION_NAMES].sort(), 'every action is covered');
+});
+
+t.test('the wire form keeps callId and hint, and every permission mode', async (t) => {
+  const envelope = mustParse({
+    ...BASE,
+    callId: 'call-7',
+    environment: { os: 'linux', needs: ['gpu'] },
+    action: 'fs_write',
+    args: { path: 'a', content: 'x', mode: '0755' },
+  });
+  t.strictSame(mustParse(JSON.parse(JSON.stringify(envelopeToWire(envelope)))), envelope);
+  for (const mode of [0, 0o7, 0o44, 0o644, 0o777]) {
+    const e = mustParse({
+      ...BASE,
+      action: 'fs_write',
+      args: { path: 'a', content: '', mode: mode.toString(8).padStart(4, '0') },
+    });
+    const back = mustParse(JSON.parse(JSON.stringify(envelopeToWire(e))));
+    t.equal(back.action === 'fs_write' ? back.args.mode : null, mode, `mode ${mode.toString(8)}`);
+  }
 });
 
 t.test('the envelope type narrows args by action', async (t) => {

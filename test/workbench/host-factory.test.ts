@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { type DispatchResult, userAuthority } from '../../src/contract/index.js';
 import { createRun, openDb } from '../../src/store/index.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
+import { parsedEnvelope } from '../support/envelope.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 const database = await createTestDatabase();
@@ -31,7 +32,13 @@ function build(env: Record<string, string>) {
 
 function exec(host: Awaited<ReturnType<typeof build>>['host'], command: string) {
   return host.handleDispatch(
-    { action: 'exec', args: { command }, runId: 'run-f', agentId: 'a', taskId: 't' },
+    parsedEnvelope({
+      action: 'exec',
+      args: { command },
+      runId: 'run-f',
+      agentId: 'a',
+      taskId: 't',
+    }),
     userAuthority('user:u'),
   );
 }

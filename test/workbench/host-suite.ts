@@ -16,6 +16,7 @@ import { type Runner, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, finishRun, listWorkspacesForOwner, openDb } from '../../src/store/index.js';
 import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost, type WorkbenchHostDeps } from '../../src/workbench/host.js';
+import { parsedEnvelope, serveCall } from '../support/envelope.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
@@ -54,7 +55,6 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
   const deps: WorkbenchHostDeps = {
     db,
     nodeId: 'node-1',
-    nodeOs: 'linux',
     workbenchRoot: root,
     fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
     files: { maxReadBytes: 1 << 20, maxWriteBytes: 4 << 20 },
@@ -84,7 +84,8 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
   let calls = 0;
   function call(runId: string, action: string, args: Record<string, unknown>, extra = {}) {
     calls += 1;
-    return host.handleDispatch(
+    return serveCall(
+      host,
       { action, args, runId, agentId: 'agent-1', taskId: `task-${calls}`, ...extra },
       user,
     );
@@ -266,12 +267,12 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
     t.match(denied.ok ? {} : denied.payload, { name: 'nc', position: { index: 6 } });
 
     const build = await host.handleDispatch(
-      { action: 'build', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' },
+      parsedEnvelope({ action: 'build', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' }),
       user,
     );
     t.equal(code(build), 'build_not_permitted');
     const sysBuild = await host.handleDispatch(
-      { action: 'build', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' },
+      parsedEnvelope({ action: 'build', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' }),
       systemAuthority('system:deploy'),
     );
     t.not(code(sysBuild), 'build_not_permitted', 'a system authority passes the gate');
@@ -303,12 +304,18 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       },
     });
     const r = await bare.handleDispatch(
-      { action: 'exec', args: { command: 'ls' }, runId: 'run-1', agentId: 'a', taskId: 't' },
+      parsedEnvelope({
+        action: 'exec',
+        args: { command: 'ls' },
+        runId: 'run-1',
+        agentId: 'a',
+        taskId: 't',
+      }),
       user,
     );
     t.equal(code(r), 'no_sandbox');
     const l = await bare.handleDispatch(
-      { action: 'fs_list', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' },
+      parsedEnvelope({ action: 'fs_list', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' }),
       user,
     );
     t.equal(code(l), 'ok');
@@ -371,29 +378,44 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
     t.equal(byId.status, 'completed', 'the outcome is there by id');
   });
 
+  t.test('a command row that holds no exec request fails without running', async (t) => {
+    // Another writer of the table could queue one; the row boundary refuses to cast it.
+    const { command } = await host.queue.enqueue({
+      runId: 'run-1',
+      ownerUserId: 'alice',
+      request: { kind: 'not-exec', command: 7 },
+      timeoutMs: 5_000,
+    });
+    const done = await host.queue.waitForTerminal(command.id);
+    t.equal(done.status, 'failed');
+    t.equal(done.errorCode, 'internal');
+    t.equal(done.exitCode, null, 'nothing ran');
+    t.equal(code(await call('run-1', 'fs_list', {})), 'ok', 'the run carries on');
+  });
+
   t.test('another replica takes over with every file intact', async (t) => {
     const otherRoot = join(base, 'replica-2');
     const other = new WorkbenchHost({ ...deps, nodeId: 'node-2', workbenchRoot: otherRoot });
     t.teardown(() => other.stop());
     const read = await other.handleDispatch(
-      {
+      parsedEnvelope({
         action: 'fs_read',
         args: { path: 'notes/hello.txt' },
         runId: 'run-1',
         agentId: 'a',
         taskId: 't',
-      },
+      }),
       user,
     );
     t.equal(payload<{ content: string }>(t, read).content, 'hello world\n');
     const ex = await other.handleDispatch(
-      {
+      parsedEnvelope({
         action: 'exec',
         args: { command: 'cat durable/from-exec.txt' },
         runId: 'run-1',
         agentId: 'a',
         taskId: 't',
-      },
+      }),
       user,
     );
     t.equal(payload<{ stdout: string }>(t, ex).stdout, 'made-by-exec');

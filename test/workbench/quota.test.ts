@@ -11,6 +11,7 @@ import { createRun, getManifest, openDb } from '../../src/store/index.js';
 import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
 import { overQuota, usageAfterWrite, usageOf } from '../../src/workbench/sync/index.js';
+import { parsedEnvelope } from '../support/envelope.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
@@ -50,7 +51,6 @@ t.test('a real host with a 1 MiB, 20-file quota', async (t) => {
   const host = new WorkbenchHost({
     db,
     nodeId: 'node-q',
-    nodeOs: 'linux',
     workbenchRoot: join(base, 'workbenches'),
     fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
     files: { maxReadBytes: 1 << 20, maxWriteBytes: 4 << 20 },
@@ -81,7 +81,7 @@ t.test('a real host with a 1 MiB, 20-file quota', async (t) => {
   const call = (action: string, args: Record<string, unknown>): Promise<DispatchResult> => {
     n += 1;
     return host.handleDispatch(
-      { action, args, runId: 'run-q', agentId: 'a', taskId: `t${n}` },
+      parsedEnvelope({ action, args, runId: 'run-q', agentId: 'a', taskId: `t${n}` }),
       userAuthority('user:alice'),
     );
   };

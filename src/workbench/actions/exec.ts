@@ -1,5 +1,5 @@
-import type { ActionArgs, ExecPayload, OutputSink } from '../../contract/index.js';
-import { isErrorCode, WorkbenchError } from '../../contract/index.js';
+import type { ActionArgs, ExecPayload, ExecRequest, OutputSink } from '../../contract/index.js';
+import { execRequestOf, isErrorCode, WorkbenchError } from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
@@ -26,14 +26,6 @@ export interface ExecDeps {
   checker: CommandChecker;
   runner: RunnerSelection;
   limits: ExecLimits;
-}
-
-/** What a queued command carries for its executor (never audited). */
-export interface ExecRequest {
-  command: string;
-  cwd?: string;
-  env?: Record<string, string>;
-  stdin?: string;
 }
 
 export type { ExecPayload };
@@ -79,15 +71,7 @@ export function prepareExec(
   }
   if (args.cwd !== undefined && args.cwd !== '.') splitWorkspacePath(args.cwd);
   requireRunner(deps.runner);
-  return {
-    request: {
-      command: args.command,
-      ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
-      ...(args.env ? { env: args.env } : {}),
-      ...(args.stdin !== undefined ? { stdin: args.stdin } : {}),
-    },
-    timeoutMs,
-  };
+  return { request: execRequestOf(args), timeoutMs };
 }
 
 /** Resolves a command's cwd inside the (reconciled) workspace; `.` when none. */
@@ -118,11 +102,9 @@ export async function runInSandbox(
   const runner = requireRunner(deps.runner);
   const cwd = await resolveCwd(workspaceDir, request.cwd);
   return runner.run({
+    ...request,
     workspaceDir,
     cwd,
-    command: request.command,
-    ...(request.env ? { env: request.env } : {}),
-    ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
     timeoutMs,
     outputLimitBytes: deps.limits.outputLimitBytes,
     memoryLimitBytes: deps.limits.memoryLimitBytes,

@@ -9,7 +9,6 @@
 export {
   type ExecDeps,
   type ExecPayload,
-  type ExecRequest,
   execPayload,
   prepareExec,
   runInSandbox,
