@@ -10,12 +10,14 @@
 
 import type {
   ActionArgsInput,
+  CommandEnding,
   CommandStatus,
   RefusedPath,
   ToolActionName,
 } from '../contract/index.js';
 
 export {
+  type CommandEnding,
   type CommandStatus,
   type ExecPayload,
   type FilesRefused,
@@ -107,21 +109,11 @@ export interface FsListPayload {
 }
 
 /** A command as a run's command list shows it: how it ended, without its output. */
-export interface CommandSummaryRecord {
+export interface CommandSummaryRecord extends CommandEnding {
   readonly id: string;
   readonly runId: string;
   /** The `callId` of the dispatch that queued it, when one was sent. */
   readonly callId: string | null;
-  readonly status: CommandStatus;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly timedOut: boolean;
-  readonly cancelled: boolean;
-  readonly oomKilled: boolean;
-  readonly stdoutTruncated: boolean;
-  readonly stderrTruncated: boolean;
-  /** Run time in milliseconds, null when it never ran. */
-  readonly durationMs: number | null;
   /** Why the command failed, when it did (a contract error code). */
   readonly errorCode: string | null;
   readonly errorCategory: string | null;

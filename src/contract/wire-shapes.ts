@@ -32,6 +32,30 @@ export type CommandStatus =
   | 'timed_out'
   | 'cancelled';
 
+/**
+ * How one command's execution ended, as its runner reports it and its row records it.
+ * A non-zero exit is a result, not an error. `Bytes` is the output's type: a runner
+ * hands Buffers.
+ */
+export interface CommandRunResult<Bytes extends Uint8Array = Uint8Array> {
+  /** Exit status, or null when the command was killed by a signal. */
+  exitCode: number | null;
+  /** The signal that ended it, if any. */
+  signal: string | null;
+  /** True when the wall-clock limit ended it. */
+  timedOut: boolean;
+  /** True when the caller's abort signal ended it. */
+  cancelled: boolean;
+  /** True when the memory limit ended it, where the backend can tell. */
+  oomKilled: boolean;
+  stdout: Bytes;
+  stderr: Bytes;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Wall-clock milliseconds from start to end. */
+  durationMs: number;
+}
+
 /** One workspace entry a file action or a sync could not keep or reach. */
 export interface RefusedPath {
   /** Workspace-relative path, shortened around an ellipsis when long. */
@@ -50,10 +74,8 @@ export interface FilesRefused {
   readonly entries: readonly RefusedPath[];
 }
 
-/** What `exec` answers. A non-zero exit is an answer, not an error. */
-export interface ExecPayload {
-  /** The durable command id: read the command again by id after a lost connection. */
-  readonly commandId: string;
+/** How a command ended, as callers read it: the `exec` answer and the command list. */
+export interface CommandEnding {
   readonly status: CommandStatus;
   /** The exit code, or null when the command was killed by a signal or never ran. */
   readonly exitCode: number | null;
@@ -62,12 +84,18 @@ export interface ExecPayload {
   readonly timedOut: boolean;
   readonly cancelled: boolean;
   readonly oomKilled: boolean;
-  readonly stdout: string;
-  readonly stderr: string;
   readonly stdoutTruncated: boolean;
   readonly stderrTruncated: boolean;
   /** Run time in milliseconds, null when it never ran. */
   readonly durationMs: number | null;
+}
+
+/** What `exec` answers. A non-zero exit is an answer, not an error. */
+export interface ExecPayload extends CommandEnding {
+  /** The durable command id: read the command again by id after a lost connection. */
+  readonly commandId: string;
+  readonly stdout: string;
+  readonly stderr: string;
   /**
    * Present when the command left entries its sync could not keep (a tree deeper than
    * PATH_MAX). Everything else it changed was kept; those stay in the replica's copy

@@ -19,5 +19,6 @@ export * from './peer-picker.js';
 export * from './peer-registry.js';
 export * from './proto.js';
 export type * from './server-session.js';
+export { responseFrame } from './server-session.js';
 export * from './wire-authority.js';
 export * from './workbench-service.js';

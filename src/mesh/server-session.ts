@@ -231,7 +231,7 @@ export class ServerSession {
 }
 
 /** The Response frame for an answer, refusing payloads over the frame limit. */
-function responseFrame(id: string, answer: HandlerAnswer): ResponseFrame {
+export function responseFrame(id: string, answer: HandlerAnswer): ResponseFrame {
   const payload = answer.payload ?? Buffer.alloc(0);
   if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
     return errorResponse(

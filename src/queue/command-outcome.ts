@@ -56,13 +56,13 @@ function output(result: ExecutionResult | null, limit: number): Omit<CommandOutc
   const stderr = capped(result.stderr, result.stderrTruncated, limit);
   return {
     exitCode: result.exitCode,
-    signal: result.signal ?? null,
-    oomKilled: result.oomKilled ?? false,
+    signal: result.signal,
+    oomKilled: result.oomKilled,
     stdout: stdout.bytes,
     stderr: stderr.bytes,
     stdoutTruncated: stdout.truncated,
     stderrTruncated: stderr.truncated,
-    execDurationMs: result.durationMs ?? null,
+    execDurationMs: result.durationMs,
     ...(result.filesRefused ? { filesRefused: result.filesRefused } : {}),
   };
 }

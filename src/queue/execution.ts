@@ -8,7 +8,7 @@
 
 import type { ErrorCode } from '../contract/errors.js';
 /** Which output stream a chunk came from. */
-import type { OutputStream } from '../contract/index.js';
+import type { CommandRunResult, OutputStream } from '../contract/index.js';
 import type { Command, FilesRefused } from '../store/commands.js';
 
 export type { OutputStream };
@@ -57,26 +57,11 @@ export interface FilesNotSaved {
 }
 
 /**
- * How an execution ended. A sandbox runner's `RunResult` has this shape, so an
- * executor can return it as is. A non-zero exit is a result, not an error.
+ * How an execution ended: the runner's {@link CommandRunResult} (a sandbox runner's
+ * `RunResult` is one, so an executor can return it as is), and what became of the
+ * files it changed. A non-zero exit is a result, not an error.
  */
-export interface ExecutionResult {
-  /** Exit status, or null when a signal ended the command. */
-  exitCode: number | null;
-  /** The signal that ended it, if any. */
-  signal?: string | null;
-  /** True when the command's own time limit ended it. */
-  timedOut: boolean;
-  /** True when the context's abort signal ended it. */
-  cancelled: boolean;
-  /** True when the memory limit ended it, where the executor can tell. */
-  oomKilled?: boolean;
-  stdout: Uint8Array;
-  stderr: Uint8Array;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  /** Wall-clock milliseconds the execution took, as the executor measured it. */
-  durationMs?: number;
+export interface ExecutionResult extends CommandRunResult {
   /** Set when the command ran but its file changes could not be kept. */
   filesNotSaved?: FilesNotSaved;
   /**

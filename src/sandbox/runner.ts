@@ -4,7 +4,7 @@
  * `process` (no isolation; only when an operator chooses it explicitly).
  */
 
-import type { ExecRequest, OutputSink } from '../contract/index.js';
+import type { CommandRunResult, ExecRequest, OutputSink } from '../contract/index.js';
 
 /** Which backend a runner is. */
 export type RunnerKind = 'bwrap' | 'docker' | 'process';
@@ -43,25 +43,8 @@ export interface RunSpec extends Omit<ExecRequest, 'stdin'> {
   onOutput?: OutputSink;
 }
 
-/** How a command ended. A non-zero exit is a result, not an error. */
-export interface RunResult {
-  /** Exit status, or null when the command was killed by a signal. */
-  exitCode: number | null;
-  /** The signal that ended it, if any. */
-  signal: string | null;
-  /** True when the wall-clock limit ended it. */
-  timedOut: boolean;
-  /** True when the caller's abort signal ended it. */
-  cancelled: boolean;
-  /** True when the memory limit ended it, where the backend can tell. */
-  oomKilled: boolean;
-  stdout: Buffer;
-  stderr: Buffer;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  /** Wall-clock milliseconds from start to end. */
-  durationMs: number;
-}
+/** How a command ended, as a runner reports it (output as Buffers). */
+export type RunResult = CommandRunResult<Buffer>;
 
 /**
  * Whether a backend can run here, and if not, what to install or set. A backend that

@@ -8,6 +8,7 @@ import {
 } from '../../src/mesh/frames.js';
 import { checkMeshToken, meshTokenMetadata, tokensEqual } from '../../src/mesh/mesh-auth.js';
 import { loadMeshProtos, packageVersion } from '../../src/mesh/proto.js';
+import { responseFrame } from '../../src/mesh/server-session.js';
 import { authorityFromWire, authorityToWire } from '../../src/mesh/wire-authority.js';
 import { answerFromResult, resultFromResponse } from '../../src/mesh/workbench-service.js';
 
@@ -130,17 +131,8 @@ t.test('authority on the wire is re-derived; system only from an authenticated p
 });
 
 t.test('dispatch results survive the wire', async (t) => {
-  const response = (r: Parameters<typeof answerFromResult>[0]) => {
-    const a = answerFromResult(r);
-    return resultFromResponse({
-      kind: 'response',
-      id: '1',
-      ok: a.ok,
-      errorCode: a.errorCode ?? '',
-      message: a.message ?? '',
-      payload: a.payload ?? Buffer.alloc(0),
-    });
-  };
+  const response = (r: Parameters<typeof answerFromResult>[0]) =>
+    resultFromResponse(responseFrame('1', answerFromResult(r)));
   for (const r of [
     okResult({ path: 'a', size: 1 }),
     okResult(null),

@@ -9,6 +9,7 @@ import {
   authorityToWire,
   createWorkbenchHandler,
   type DispatchTarget,
+  responseFrame,
   resultFromResponse,
   WORKBENCH_DISPATCH_METHOD,
 } from '../../src/mesh/index.js';
@@ -46,12 +47,5 @@ export async function serveCall(
     },
     { signal: new AbortController().signal, output: () => undefined },
   );
-  return resultFromResponse({
-    kind: 'response',
-    id: 'test-call',
-    ok: answer.ok,
-    errorCode: answer.errorCode ?? '',
-    message: answer.message ?? '',
-    payload: answer.payload ?? Buffer.alloc(0),
-  });
+  return resultFromResponse(responseFrame('test-call', answer));
 }

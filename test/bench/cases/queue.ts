@@ -36,8 +36,10 @@ export async function queue(ctx: BenchContext): Promise<Row[]> {
     log: ctx.log,
     execute: async () => ({
       exitCode: 0,
+      signal: null,
       timedOut: false,
       cancelled: false,
+      oomKilled: false,
       stdout: new Uint8Array(0),
       stderr: new Uint8Array(0),
       stdoutTruncated: false,
