@@ -1,4 +1,4 @@
-import type { Cidr } from './cidr.js';
+import type { CidrRange } from '../contract/index.js';
 import type { PeerSeed } from './peer-seeds.js';
 
 // The typed configuration of a node. Every field is set by loadConfig from one
@@ -113,8 +113,11 @@ export interface ExecConfig {
 
 /** Limits of the `fetch` action. */
 export interface FetchConfig {
-  /** `MEMQL_FETCH_ALLOW_PRIVATE`: private ranges fetch may reach. Default none. */
-  readonly allowPrivate: Cidr[];
+  /**
+   * `MEMQL_FETCH_ALLOW_PRIVATE`: private ranges fetch may reach, parsed here once (host
+   * bits cleared) and handed to fetch as they are. Default none.
+   */
+  readonly allowPrivate: readonly CidrRange[];
   /** `MEMQL_FETCH_MAX_BYTES`: largest body. Default 10485760 bytes (10 MiB). */
   readonly maxBytes: number;
   /** `MEMQL_FETCH_TIMEOUT_MS`: time limit. Default 30000 ms. */

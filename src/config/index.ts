@@ -1,8 +1,6 @@
 // The config part: every MEMQL_* variable parsed and validated once, by
 // loadConfig, into a typed Config. Nothing else in the project reads the environment.
 
-export type { Cidr } from './cidr.js';
-export { parseCidr } from './cidr.js';
 export type {
   Config,
   ConfigWarning,

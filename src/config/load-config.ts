@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { parseCidr } from './cidr.js';
 import type {
   Config,
   ConfigWarning,
@@ -22,6 +21,7 @@ import {
   oneOfParser,
   parseBoolean,
   parseBucket,
+  parseCidrSetting,
   parseCommandName,
   parseCpus,
   parseHttpUrl,
@@ -143,9 +143,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     },
     exec: readExec(r),
     fetch: {
-      allowPrivate: r.list('MEMQL_FETCH_ALLOW_PRIVATE', (entry) =>
-        withShape(parseCidr(entry), 'a CIDR range such as 127.0.0.0/8 or fd00::/8'),
-      ),
+      allowPrivate: r.list('MEMQL_FETCH_ALLOW_PRIVATE', parseCidrSetting),
       maxBytes: r.required('MEMQL_FETCH_MAX_BYTES', positiveBytes),
       timeoutMs: r.required('MEMQL_FETCH_TIMEOUT_MS', positiveMs),
     },

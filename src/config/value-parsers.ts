@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { fail, ok, type Parsed } from './parsed.js';
+import { type CidrRange, parseCidr } from '../contract/index.js';
+import { fail, ok, type Parsed, withShape } from './parsed.js';
 
 // Parsers for single setting values. Each takes the trimmed, non-empty text of
 // one variable and returns the typed value or what would have been accepted.
@@ -15,6 +16,20 @@ export function parseBoolean(text: string): Parsed<boolean> {
   if (TRUE_WORDS.has(word)) return ok(true);
   if (FALSE_WORDS.has(word)) return ok(false);
   return fail('a boolean: 1/0, true/false, yes/no or on/off');
+}
+
+/**
+ * One CIDR range (`127.0.0.0/8`, `fd00::/8`), through the contract's one parser:
+ * strict address text, a required prefix, host bits cleared. The failure says what
+ * is wrong (`the "/prefix" is missing`, `... is not an IPv4 or IPv6 address`,
+ * `the prefix length must be 0 to 32`).
+ */
+export function parseCidrSetting(text: string): Parsed<CidrRange> {
+  const parsed = parseCidr(text);
+  return withShape(
+    parsed.ok ? ok(parsed.range) : fail(parsed.problem),
+    'a CIDR range such as 127.0.0.0/8 or fd00::/8',
+  );
 }
 
 /** Options for {@link integerParser}. */

@@ -275,7 +275,7 @@ export const CONFIG_VARIABLES = [
     defaultText: 'empty: no private ranges',
     type: 'comma-separated CIDRs (IPv4 or IPv6)',
     description:
-      'Private address ranges `fetch` may reach, e.g. `127.0.0.0/8`; all others stay blocked.',
+      'Private address ranges `fetch` may reach, e.g. `127.0.0.0/8`; all others stay blocked. Each entry is `address/prefix` with the prefix required (host bits are ignored), in plain notation: dotted decimal IPv4 without leading zeros, IPv6 without brackets or a zone. A bad entry stops the node at start (exit 2).',
   },
   {
     name: 'MEMQL_FETCH_MAX_BYTES',

@@ -1,8 +1,10 @@
 /**
  * The contract between tool loops, agent nodes and workbench nodes: the actions and
  * their arguments, the dispatch envelope and result, the error codes, the environment
- * hint and authority. Pure: no I/O, no configuration, no imports from other parts.
- * Both node types import it, and nothing else defines these things.
+ * hint and authority; and the IP address vocabulary the parts share (addresses and
+ * CIDR ranges), which config parses settings with and the fetch policy decides with.
+ * Pure: no I/O, no configuration, no imports from other parts. Both node types import
+ * it, and nothing else defines these things.
  *
  * ## Glossary
  *
@@ -36,10 +38,20 @@
 export * from './actions.js';
 export * from './admission.js';
 export * from './authority.js';
+export type { CidrRange, ParsedCidr } from './cidr-range.js';
+export { cidr, cidrContains, parseCidr } from './cidr-range.js';
 export * from './envelope.js';
 export * from './environment.js';
 export * from './errors.js';
 export type { FieldProblem } from './field-problems.js';
+export type { IpAddress, ParsedHost } from './ip-address.js';
+export {
+  formatAddress,
+  parseHostAddress,
+  parseIPv4Strict,
+  parseIPv6,
+  parseIpAddress,
+} from './ip-address.js';
 export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';

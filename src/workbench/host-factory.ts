@@ -106,7 +106,7 @@ export async function createWorkbenchHost(
     fetch: {
       maxBytes: config.fetch.maxBytes,
       timeoutMs: config.fetch.timeoutMs,
-      allowPrivate: config.fetch.allowPrivate.map((c) => c.text),
+      allowPrivate: config.fetch.allowPrivate,
     },
     log: deps.log,
   });

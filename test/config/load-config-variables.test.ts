@@ -20,6 +20,9 @@ interface VariableCases {
 const S3: Env = { MEMQL_OBJECT_STORE: 's3', MEMQL_S3_BUCKET: 'memql-files' };
 const s3 = (config: Config) => (config.objectStore.kind === 's3' ? config.objectStore : null);
 const relativeAndNul = ['relative/dir', './x', 'a\0b'];
+/** The bytes of an IPv4 address, and of an IPv6 address from its leading bytes. */
+const v4 = (...bytes: number[]) => Uint8Array.from(bytes);
+const v6 = (...leading: number[]) => Uint8Array.from({ length: 16 }, (_, i) => leading[i] ?? 0);
 const notPositive = ['abc', '0', '-1', '1.5', '1e3', '0x10', '9007199254740993'];
 
 const TABLE: readonly VariableCases[] = [
@@ -347,12 +350,16 @@ const TABLE: readonly VariableCases[] = [
       [
         '127.0.0.0/8, fd00::/8,',
         [
-          { family: 4, address: '127.0.0.0', prefixLength: 8, text: '127.0.0.0/8' },
-          { family: 6, address: 'fd00::', prefixLength: 8, text: 'fd00::/8' },
+          { family: 4, bytes: v4(127, 0, 0, 0), prefixLength: 8, text: '127.0.0.0/8' },
+          { family: 6, bytes: v6(0xfd), prefixLength: 8, text: 'fd00::/8' },
         ],
       ],
-      ['10.1.2.3/32', [{ family: 4, address: '10.1.2.3', prefixLength: 32, text: '10.1.2.3/32' }]],
-      ['::/0', [{ family: 6, address: '::', prefixLength: 0, text: '::/0' }]],
+      [
+        '10.1.2.3/32',
+        [{ family: 4, bytes: v4(10, 1, 2, 3), prefixLength: 32, text: '10.1.2.3/32' }],
+      ],
+      ['10.1.2.3/8', [{ family: 4, bytes: v4(10, 0, 0, 0), prefixLength: 8, text: '10.0.0.0/8' }]],
+      ['::/0', [{ family: 6, bytes: v6(), prefixLength: 0, text: '::/0' }]],
     ],
     invalid: [
       '127.0.0.1',
@@ -362,6 +369,11 @@ const TABLE: readonly VariableCases[] = [
       'localhost/8',
       '10.0.0.0/',
       '10.0.0.0/-1',
+      '10.0.0.0/08',
+      '010.0.0.0/8',
+      '127.1/8',
+      'fe80::1%eth0/64',
+      '[::1]/128',
     ],
   },
   {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { Test } from 'tap';
 import {
+  cidr,
   type DispatchResult,
   environmentMismatchFromPayload,
   systemAuthority,
@@ -73,7 +74,7 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
         pidsLimit: 64,
       },
     },
-    fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: ['127.0.0.1/32'] },
+    fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: [cidr('127.0.0.1/32')] },
     log: pino({ level: 'silent' }),
   };
   const host = new WorkbenchHost(deps);

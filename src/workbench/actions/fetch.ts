@@ -1,5 +1,5 @@
 import { unlink } from 'node:fs/promises';
-import type { ActionArgs } from '../../contract/index.js';
+import type { ActionArgs, CidrRange } from '../../contract/index.js';
 import { fetchToFile, type HostResolver } from '../fetch/index.js';
 import { type FileContext, openForWrite } from './files.js';
 
@@ -9,8 +9,8 @@ export interface FetchLimits {
   maxBytes: number;
   /** Time limit when the call gives none, ms. */
   timeoutMs: number;
-  /** CIDR ranges exempt from the address policy (`MEMQL_FETCH_ALLOW_PRIVATE`). */
-  allowPrivate: readonly string[];
+  /** Ranges exempt from the address policy (`MEMQL_FETCH_ALLOW_PRIVATE`), as config parsed them. */
+  allowPrivate: readonly CidrRange[];
   /** Name resolution; the system resolver when absent. */
   resolver?: HostResolver;
 }

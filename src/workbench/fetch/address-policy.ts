@@ -14,8 +14,14 @@
  * @module
  */
 
-import { type CidrRange, cidr, cidrContains } from './address-cidr.js';
-import { formatAddress, type IpAddress, parseIpAddress } from './address-parse.js';
+import {
+  type CidrRange,
+  cidr,
+  cidrContains,
+  formatAddress,
+  type IpAddress,
+  parseIpAddress,
+} from '../../contract/index.js';
 
 /** Why an address is or is not reachable. Only `public` is allowed by default. */
 export type AddressCategory =

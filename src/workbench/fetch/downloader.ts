@@ -18,15 +18,10 @@
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
+import type { CidrRange } from '../../contract/index.js';
 import { FetchError } from './error.js';
 import { type Hop, networkError, request } from './request.js';
-import {
-  compileAllowList,
-  type HostResolver,
-  parseHopUrl,
-  systemResolver,
-  vetTarget,
-} from './target.js';
+import { type HostResolver, parseHopUrl, systemResolver, vetTarget } from './target.js';
 
 /** Where a download goes. Both methods are called at most once. */
 export interface FetchDestination {
@@ -57,10 +52,11 @@ export interface FetchToFileOptions {
   /** Redirects followed at most. Default {@link DEFAULT_MAX_REDIRECTS}; 0 refuses any. */
   readonly maxRedirects?: number;
   /**
-   * CIDR ranges (`127.0.0.0/8`) exempt from the address policy
-   * (`MEMQL_FETCH_ALLOW_PRIVATE`). Cloud metadata addresses stay refused. Default none.
+   * CIDR ranges exempt from the address policy (`MEMQL_FETCH_ALLOW_PRIVATE`), parsed
+   * when the configuration was loaded and taken as given. Cloud metadata addresses
+   * stay refused. Default none.
    */
-  readonly allowPrivate?: readonly string[];
+  readonly allowPrivate?: readonly CidrRange[];
   /** Resolves host names. Default {@link systemResolver} (`getaddrinfo`). */
   readonly resolver?: HostResolver;
   /** Cancels the fetch (`fetch_failed`, category `cancelled`). */
@@ -103,7 +99,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export async function fetchToFile(options: FetchToFileOptions): Promise<FetchToFileResult> {
   checkOptions(options);
-  const allow = compileAllowList(options.allowPrivate ?? []);
+  const allow = options.allowPrivate ?? [];
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const resolver = options.resolver ?? systemResolver;
   const first = parseHopUrl(options.url, undefined, 0);

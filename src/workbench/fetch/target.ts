@@ -10,13 +10,13 @@
  */
 
 import { lookup } from 'node:dns/promises';
-import { type CidrRange, parseCidr } from './address-cidr.js';
 import {
+  type CidrRange,
   formatAddress,
   type IpAddress,
   parseHostAddress,
   parseIpAddress,
-} from './address-parse.js';
+} from '../../contract/index.js';
 import { evaluateAddress } from './address-policy.js';
 import { blockedAddressError, FetchError } from './error.js';
 
@@ -51,24 +51,6 @@ export interface VettedTarget {
   readonly family: 4 | 6;
   /** The port, defaulted from the scheme. */
   readonly port: number;
-}
-
-/**
- * Parses the operator's allow list (`['127.0.0.0/8']`); an entry that is not a
- * CIDR range is `invalid_arguments`.
- */
-export function compileAllowList(entries: readonly string[]): CidrRange[] {
-  return entries.map((entry) => {
-    const range = parseCidr(entry);
-    if (range === null) {
-      throw new FetchError(
-        'invalid_arguments',
-        `invalid_arguments: allowPrivate entry ${JSON.stringify(entry)} is not a CIDR range; write it like 127.0.0.0/8 or fd00::/8`,
-        { category: 'options' },
-      );
-    }
-    return range;
-  });
 }
 
 /**

@@ -1,6 +1,10 @@
 import t from 'tap';
-import { type CidrRange, parseCidr } from '../../../src/workbench/fetch/address-cidr.js';
-import { type IpAddress, parseIpAddress } from '../../../src/workbench/fetch/address-parse.js';
+import {
+  type CidrRange,
+  cidr,
+  type IpAddress,
+  parseIpAddress,
+} from '../../../src/contract/index.js';
 import {
   type AddressCategory,
   classifyAddress,
@@ -16,11 +20,7 @@ function ip(text: string): IpAddress {
 }
 
 function ranges(...texts: string[]): CidrRange[] {
-  return texts.map((text) => {
-    const range = parseCidr(text);
-    if (range === null) throw new Error(`test range ${text} does not parse`);
-    return range;
-  });
+  return texts.map(cidr);
 }
 
 const PUBLIC: string[] = [

@@ -1,10 +1,14 @@
 /**
- * Parsing and printing of IP addresses, as the fetch policy needs them. Pure.
+ * IP addresses as text: parsing and printing, shared by the fetch policy and CIDR
+ * ranges. Pure.
  *
- * A URL host can spell one address many ways: `2130706433`, `0177.0.0.1`,
- * `0x7f.1` and `127.1` all reach 127.0.0.1 through `inet_aton`, which resolvers
- * and the WHATWG URL parser both follow. {@link parseHostAddress} accepts every
- * one of those spellings, so that no spelling slips past the policy as a "name".
+ * Two strictnesses. A URL host can spell one address many ways: `2130706433`,
+ * `0177.0.0.1`, `0x7f.1` and `127.1` all reach 127.0.0.1 through `inet_aton`,
+ * which resolvers and the WHATWG URL parser both follow. {@link parseHostAddress}
+ * accepts every one of those spellings, so that no spelling slips past the fetch
+ * policy as a "name". Settings (CIDR ranges, listen addresses) take only the
+ * plain forms, {@link parseIPv4Strict} and {@link parseIPv6}, so an operator's
+ * `010.0.0.1` is refused rather than read one way or the other.
  *
  * @module
  */
