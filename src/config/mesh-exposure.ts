@@ -1,4 +1,4 @@
-import { BlockList } from 'node:net';
+import { classifyAddress, type IpAddress, parseIPv4Strict, parseIPv6 } from '../contract/index.js';
 import type { ListenAddress, MeshConfig } from './config.js';
 import { formatHostPort } from './host-port.js';
 
@@ -20,20 +20,36 @@ export type MeshExposure =
   | { readonly kind: 'insecure'; readonly warning: string }
   | { readonly kind: 'refused'; readonly message: string };
 
-// 127.0.0.0/8 and ::1, in every notation; BlockList also matches IPv4-mapped IPv6
-// (`::ffff:127.0.0.1`) against the IPv4 range.
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
 /**
  * True when only this machine can connect to `host`: an address in 127.0.0.0/8, `::1`
  * (or its IPv4-mapped form), or the name `localhost`. Any other name may resolve
- * anywhere, and `0.0.0.0` and `::` are every interface. Pure.
+ * anywhere, and `0.0.0.0` and `::` are every interface. What counts as loopback is
+ * the contract's one address table (`classifyAddress`). Pure.
  */
 export function isLoopbackHost(host: string): boolean {
   if (host.toLowerCase() === 'localhost') return true;
-  return host.includes(':') ? LOOPBACK.check(host, 'ipv6') : LOOPBACK.check(host, 'ipv4');
+  const address = listenHostAddress(host);
+  if (address === null) return false;
+  // Of the IPv6 forms that carry an IPv4 address, only the IPv4-mapped one is the
+  // IPv4 socket itself; a NAT64, 6to4 or IPv4-compatible address of 127.0.0.1 is
+  // an IPv6 address other hosts may route to.
+  const { category, via } = classifyAddress(address);
+  return category === 'loopback' && (via === undefined || via === 'ipv4-mapped');
+}
+
+/**
+ * A listen host as an address, in the plain forms a socket binds to: dotted decimal
+ * IPv4, or IPv6 text with any `%zone` ignored (the zone picks an interface, not
+ * another address). Null for a name or anything else.
+ */
+function listenHostAddress(host: string): IpAddress | null {
+  if (!host.includes(':')) {
+    const bytes = parseIPv4Strict(host);
+    return bytes === null ? null : { family: 4, bytes };
+  }
+  const percent = host.indexOf('%');
+  const bytes = parseIPv6(percent < 0 ? host : host.slice(0, percent));
+  return bytes === null ? null : { family: 6, bytes };
 }
 
 /**

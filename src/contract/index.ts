@@ -1,10 +1,10 @@
 /**
  * The contract between tool loops, agent nodes and workbench nodes: the actions and
  * their arguments, the dispatch envelope and result, the error codes, the environment
- * hint and authority; and the IP address vocabulary the parts share (addresses and
- * CIDR ranges), which config parses settings with and the fetch policy decides with.
- * Pure: no I/O, no configuration, no imports from other parts. Both node types import
- * it, and nothing else defines these things.
+ * hint and authority; and the IP address vocabulary the parts share (addresses, CIDR
+ * ranges, what kind of address one is), which config parses settings with and the
+ * fetch policy decides with. Pure: no I/O, no configuration, no imports from other
+ * parts. Both node types import it, and nothing else defines these things.
  *
  * ## Glossary
  *
@@ -36,6 +36,8 @@
  */
 
 export * from './actions.js';
+export type { AddressCategory, AddressClass, EmbeddingForm } from './address-class.js';
+export { classifyAddress } from './address-class.js';
 export * from './admission.js';
 export * from './authority.js';
 export type { CidrRange, ParsedCidr } from './cidr-range.js';

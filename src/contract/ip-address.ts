@@ -1,6 +1,6 @@
 /**
- * IP addresses as text: parsing and printing, shared by the fetch policy and CIDR
- * ranges. Pure.
+ * IP addresses as text: parsing and printing, shared by the fetch policy, CIDR
+ * ranges and the mesh exposure check. Pure.
  *
  * Two strictnesses. A URL host can spell one address many ways: `2130706433`,
  * `0177.0.0.1`, `0x7f.1` and `127.1` all reach 127.0.0.1 through `inet_aton`,

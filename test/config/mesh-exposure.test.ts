@@ -31,6 +31,22 @@ t.test('loopback hosts', async (t) => {
     ['::ffff:10.0.0.5', false],
     ['workbench', false],
     ['localhost.example.com', false],
+    // A zone picks an interface; the address is still ::1.
+    ['::1%lo', true],
+    ['::ffff:7f00:1', true],
+    // IPv6 forms that carry 127.0.0.1 but are other IPv6 addresses, not the IPv4 socket.
+    ['::127.0.0.1', false],
+    ['::ffff:0:127.0.0.1', false],
+    ['64:ff9b::7f00:1', false],
+    ['2002:7f00:1::1', false],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', false],
+    // Only plain dotted decimal is an IPv4 address here; inet_aton spellings are not.
+    ['127.1', false],
+    ['0177.0.0.1', false],
+    ['2130706433', false],
+    ['127.0.0.01', false],
+    ['[::1]', false],
+    ['', false],
   ];
   for (const [host, loopback] of cases) t.equal(isLoopbackHost(host), loopback, host);
 });

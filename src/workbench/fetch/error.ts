@@ -7,8 +7,8 @@
  * @module
  */
 
-import { WorkbenchError } from '../../contract/errors.js';
-import type { AddressCategory, AddressVerdict } from './address-policy.js';
+import { type AddressCategory, WorkbenchError } from '../../contract/index.js';
+import type { AddressVerdict } from './address-policy.js';
 
 /** The codes a fetch can fail with (a subset of the contract's codes). */
 export type FetchErrorCode =
