@@ -12,10 +12,10 @@ import { type FleetSource, localFleet } from '../src/api/index.js';
 import {
   type Config,
   ConfigError,
+  configLogView,
   type LoadConfigOptions,
   loadConfig,
   meshExposure,
-  redactConfig,
 } from '../src/config/index.js';
 import type { ObjectStore } from '../src/objects/index.js';
 import { countLiveCommands, type Db, getLiveWorkspace } from '../src/store/index.js';
@@ -51,7 +51,7 @@ export function bootNode(
     level: options.silent ? 'silent' : config.logLevel,
   });
   for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
-  log.info({ config: redactConfig(config) }, 'configuration loaded');
+  log.info({ config: configLogView(config) }, 'configuration loaded');
   return { config, log };
 }
 

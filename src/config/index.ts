@@ -32,6 +32,6 @@ export { isLoopbackHost, meshExposure } from './mesh-exposure.js';
 export type { Parsed } from './parsed.js';
 export type { ParsedPeerSeeds, PeerSeed } from './peer-seeds.js';
 export { parsePeerSeeds } from './peer-seeds.js';
-export { REDACTED, redactConfig, redactUrlPassword } from './redact.js';
+export { configLogView, REDACTED, redactConfig, redactUrlPassword } from './redact.js';
 export type { ConfigVariable, ConfigVariableName } from './variables.js';
 export { CONFIG_VARIABLES } from './variables.js';

@@ -22,6 +22,18 @@ export function redactConfig(config: Config): Config {
   return { ...copy, database, objectStore, mesh };
 }
 
+/**
+ * The configuration as the boot log shows it: {@link redactConfig}'s copy, with
+ * address ranges in their canonical text (`10.0.0.0/8`) rather than their bytes.
+ */
+export function configLogView(config: Config): unknown {
+  const copy = redactConfig(config);
+  return {
+    ...copy,
+    fetch: { ...copy.fetch, allowPrivate: copy.fetch.allowPrivate.map((range) => range.text) },
+  };
+}
+
 const PLACEHOLDER = 'memql-redacted-placeholder';
 
 /**

@@ -1,5 +1,11 @@
 import t from 'tap';
-import { loadConfig, REDACTED, redactConfig, redactUrlPassword } from '../../src/config/index.js';
+import {
+  configLogView,
+  loadConfig,
+  REDACTED,
+  redactConfig,
+  redactUrlPassword,
+} from '../../src/config/index.js';
 
 const DB_PASSWORD = 'db-pass-4f9a';
 const S3_SECRET = 's3-secret-77c1';
@@ -50,4 +56,14 @@ t.test('redactUrlPassword', async (t) => {
     ['garbage ?password=secret&x=1', 'garbage ?password=[redacted]&x=1'],
   ];
   for (const [input, expected] of cases) t.equal(redactUrlPassword(input), expected, input);
+});
+
+t.test('the log view shows address ranges as text, secrets redacted', async (t) => {
+  const config = loadConfig({
+    MEMQL_FETCH_ALLOW_PRIVATE: '10.1.2.3/8,fd00::/8',
+    MEMQL_MESH_TOKEN: 'hunter2-hunter2-hunter2',
+  });
+  const view = configLogView(config) as { fetch: { allowPrivate: unknown } };
+  t.strictSame(view.fetch.allowPrivate, ['10.0.0.0/8', 'fd00::/8']);
+  t.notOk(JSON.stringify(view).includes('hunter2'), 'the token is redacted');
 });
