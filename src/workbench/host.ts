@@ -399,7 +399,14 @@ export class WorkbenchHost {
     const stopped = new AbortController();
     const onAbort = () => {
       if (isNodeStopping(options.signal?.reason)) stopped.abort();
-      else void this.queue.cancel(commandId);
+      else
+        this.queue.cancel(commandId).catch((err: unknown) => {
+          // Never an unhandled rejection: the command then runs to its end or its limit.
+          this.deps.log.warn(
+            { commandId, err: (err as Error).message },
+            'the caller went away but its command could not be cancelled',
+          );
+        });
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
