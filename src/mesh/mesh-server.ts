@@ -6,6 +6,10 @@
  * reports unhealthy, lets in-flight calls finish within a grace period and aborts
  * the rest; {@link MeshServer.close} then ends every stream and stops the server.
  *
+ * Lifecycle ({@link MESH_SERVER_LIFECYCLE}, one log line per move): `new` -> `serving`
+ * (bound) -> `draining` (no new calls) -> `closed`. Drain and close may come at any
+ * point before `closed`, which is final.
+ *
  * @module
  */
 
@@ -19,6 +23,7 @@ import {
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
 import { NODE_DRAINING, NodeStoppingError } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
+import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
 import { tolerantDeserializer } from './frames.js';
 import { HealthStatusTable } from './health-service.js';
@@ -32,6 +37,17 @@ import { type RequestHandler, ServerSession, type SessionHost } from './server-s
 const ABORT_SETTLE_MS = 2_000;
 /** How long {@link MeshServer.close} waits for a clean shutdown before forcing it. */
 const CLOSE_TIMEOUT_MS = 2_000;
+
+/** The state of a {@link MeshServer}. */
+export type MeshServerState = 'new' | 'serving' | 'draining' | 'closed';
+
+/** A {@link MeshServer}'s lifecycle, logged as `mesh-server`. */
+export const MESH_SERVER_LIFECYCLE = defineStateMachine<MeshServerState>('mesh-server', 'new', {
+  new: ['serving', 'draining', 'closed'],
+  serving: ['draining', 'closed'],
+  draining: ['closed'],
+  closed: [],
+});
 
 /** Options of {@link MeshServer}. */
 export interface MeshServerOptions {
@@ -74,7 +90,7 @@ export class MeshServer {
   private readonly health = new HealthStatusTable();
   private readonly sessions = new Set<ServerSession>();
   private readonly tasks = new Map<Promise<void>, AbortController>();
-  private draining = false;
+  private readonly machine: StateMachine<MeshServerState>;
   private ticker: NodeJS.Timeout | undefined;
   private readonly hello: HelloFrame;
   private readonly capacity: number;
@@ -89,6 +105,7 @@ export class MeshServer {
       version: options.version,
     };
     this.capacity = Math.max(1, options.capacity ?? 1);
+    this.machine = new StateMachine(MESH_SERVER_LIFECYCLE, options.log);
     const protos = loadMeshProtos();
     this.server.addService(protos.healthService, this.health.implementation());
     this.health.set('', 'NOT_SERVING');
@@ -99,6 +116,11 @@ export class MeshServer {
       );
       this.health.set(NODE_SERVICE_NAME, 'NOT_SERVING');
     }
+  }
+
+  /** Where the server is in its lifecycle. */
+  get state(): MeshServerState {
+    return this.machine.state;
   }
 
   /** Calls running now. */
@@ -116,6 +138,7 @@ export class MeshServer {
         (err, bound) => (err ? reject(err) : resolve(bound)),
       );
     });
+    this.machine.moveTo('serving', { grpcAddress: `${host}:${port}` });
     this.health.setAll('SERVING');
     const every = this.options.healthIntervalMs ?? HEALTH_INTERVAL_MS;
     this.ticker = setInterval(() => this.broadcastHealth(), every);
@@ -133,7 +156,7 @@ export class MeshServer {
     };
     return {
       kind: 'health',
-      healthy: !this.draining,
+      healthy: !this.shuttingDown,
       running: load.running,
       queued: load.queued,
       capacity: this.capacity,
@@ -148,7 +171,7 @@ export class MeshServer {
    * or on the workspace's next holder) and given a moment to answer.
    */
   async drain(graceMs: number): Promise<DrainOutcome> {
-    this.draining = true;
+    this.machine.moveTo('draining');
     this.health.setAll('NOT_SERVING');
     this.broadcastHealth();
     const started = this.tasks.size;
@@ -170,7 +193,7 @@ export class MeshServer {
   async close(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
-    this.draining = true;
+    this.machine.moveTo('closed');
     for (const [, controller] of this.tasks) {
       controller.abort(new NodeStoppingError(this.options.nodeId));
     }
@@ -188,6 +211,11 @@ export class MeshServer {
     });
   }
 
+  /** Draining or closed: no new calls, and unhealthy to every stream and probe. */
+  private get shuttingDown(): boolean {
+    return this.state === 'draining' || this.state === 'closed';
+  }
+
   private broadcastHealth(): void {
     for (const session of this.sessions) session.sendHealth();
   }
@@ -199,7 +227,7 @@ export class MeshServer {
       handler,
       log,
       admit: () =>
-        this.draining
+        this.shuttingDown
           ? {
               errorCode: 'unavailable',
               message: `unavailable: node "${this.options.nodeId}" is shutting down and takes no new calls; retry, and another replica will be picked`,

@@ -3,7 +3,7 @@
  * the replica's hello and health, multiplexes requests by id, and reconnects with
  * jittered backoff whenever the stream ends.
  *
- * Lifecycle (one transition function, one log line per move):
+ * Lifecycle ({@link PEER_LIFECYCLE}, one log line per move):
  * `connecting` (dialled, no hello yet) -> `ready` (hello received) -> `backoff`
  * (stream over, waiting to redial) -> `connecting` ...; `closed` is final.
  *
@@ -14,6 +14,7 @@ import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/g
 import type { MeshTlsConfig } from '../config/index.js';
 import type { OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
+import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
 import { FrameWriter } from './frame-writer.js';
 import {
@@ -42,6 +43,17 @@ export interface PeerEndpoint {
 
 /** The state of a {@link PeerConnection}. */
 export type PeerState = 'connecting' | 'ready' | 'backoff' | 'closed';
+
+/**
+ * A {@link PeerConnection}'s lifecycle, logged as `peer`. A stream may end before its
+ * hello (`connecting -> backoff`); from `closed` nothing moves.
+ */
+export const PEER_LIFECYCLE = defineStateMachine<PeerState>('peer', 'connecting', {
+  connecting: ['ready', 'backoff', 'closed'],
+  ready: ['backoff', 'closed'],
+  backoff: ['connecting', 'closed'],
+  closed: [],
+});
 
 /** Options of {@link PeerConnection}. */
 export interface PeerConnectionOptions {
@@ -101,7 +113,7 @@ export function endpointKey(endpoint: { host: string; port: number }): string {
 /** One stream to one replica, redialled until closed. */
 export class PeerConnection {
   readonly key: string;
-  private state: PeerState = 'connecting';
+  private readonly machine: StateMachine<PeerState>;
   private attempt = 0;
   private generation = 0;
   private client: Client | undefined;
@@ -118,6 +130,11 @@ export class PeerConnection {
   constructor(private readonly options: PeerConnectionOptions) {
     this.key = endpointKey(options.endpoint);
     this.log = options.log.child({ peer: this.key });
+    // At info: a peer's moves are how an operator follows the links of the mesh.
+    this.machine = new StateMachine(PEER_LIFECYCLE, this.log, {
+      level: 'info',
+      onMove: () => options.onChange?.(),
+    });
     this.service = loadMeshProtos().nodeService;
   }
 
@@ -133,14 +150,14 @@ export class PeerConnection {
 
   /** The current lifecycle state. */
   get currentState(): PeerState {
-    return this.state;
+    return this.machine.state;
   }
 
   /** What the picker needs to know, as of now. */
   view(): PeerView {
     const now = (this.options.now ?? Date.now)();
     const stale = this.options.healthStaleMs ?? HEALTH_STALE_MS;
-    const connected = this.state === 'ready';
+    const connected = this.currentState === 'ready';
     const h = this.health;
     const fresh = h !== undefined && now - h.at <= stale;
     return {
@@ -165,7 +182,7 @@ export class PeerConnection {
     options: PeerRequestOptions = {},
   ): Promise<ResponseFrame> {
     const writer = this.writer;
-    if (this.state !== 'ready' || writer === undefined || !writer.open) {
+    if (this.currentState !== 'ready' || writer === undefined || !writer.open) {
       return Promise.reject(new PeerUnavailableError(`peer ${this.key} is not connected`, false));
     }
     if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
@@ -223,25 +240,17 @@ export class PeerConnection {
 
   /** Stops redialling and ends the stream; pending requests reject. */
   close(): void {
-    if (this.state === 'closed') return;
+    if (!this.machine.moveTo('closed')) return;
     clearTimeout(this.timer);
-    this.moveTo('closed', {});
     this.teardown('connection closed');
   }
 
-  private moveTo(next: PeerState, fields: Record<string, unknown>): void {
-    if (this.state === next) return;
-    const previous = this.state;
-    this.state = next;
-    this.log.info({ from: previous, to: next, ...fields }, `peer ${next}`);
-    this.options.onChange?.();
-  }
-
   private connect(): void {
-    if (this.state === 'closed') return;
+    if (this.currentState === 'closed') return;
     this.generation += 1;
     const generation = this.generation;
-    this.moveTo('connecting', { attempt: this.attempt });
+    // The first dial finds the machine in `connecting` already: no move, no line.
+    this.machine.moveTo('connecting', { attempt: this.attempt });
     const { endpoint, tls } = this.options;
     const channelOptions: Record<string, string | number> = { ...clientChannelOptions() };
     if (tls !== null && endpoint.serverName !== endpoint.host) {
@@ -293,7 +302,7 @@ export class PeerConnection {
       case 'hello':
         this.hello = frame;
         this.attempt = 0;
-        this.moveTo('ready', { nodeId: frame.nodeId, version: frame.version });
+        this.machine.moveTo('ready', { nodeId: frame.nodeId, version: frame.version });
         return;
       case 'health': {
         const was = this.health?.frame.healthy;
@@ -322,7 +331,7 @@ export class PeerConnection {
 
   private onDown(reason: string): void {
     this.teardown(reason);
-    if (this.state === 'closed') return;
+    if (this.currentState === 'closed') return;
     const delay = nextBackoff(
       this.attempt,
       (this.options.random ?? Math.random)(),
@@ -330,7 +339,7 @@ export class PeerConnection {
     );
     this.attempt += 1;
     this.health = undefined;
-    this.moveTo('backoff', { reason, retryInMs: delay });
+    this.machine.moveTo('backoff', { reason, retryInMs: delay });
     this.timer = setTimeout(() => this.connect(), delay);
     this.timer.unref();
   }

@@ -40,10 +40,12 @@ import { auditEventTable, type CommandAudit } from '../telemetry/audit.js';
 import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
+import { StateMachine } from '../telemetry/state-machine.js';
 import { isTerminal } from './command-outcome.js';
 import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import type { ExecuteCommand } from './execution.js';
+import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
@@ -106,12 +108,6 @@ export interface WaitOptions {
   onOutput?: OutputSink;
 }
 
-/**
- * A queue's lifecycle: `new -> running -> (draining ->) stopping -> stopped` (or
- * `new -> stopped`). Draining claims nothing new and lets running commands finish.
- */
-export type QueueState = 'new' | 'running' | 'draining' | 'stopping' | 'stopped';
-
 /** Default of {@link CommandQueueOptions.livenessMs}. */
 export const DEFAULT_LIVENESS_MS = 10_000;
 
@@ -140,7 +136,7 @@ export class CommandQueue {
   private readonly halt = new AbortController();
   private readonly presence: WorkerPresence;
   private readonly livenessMs: number;
-  private state: QueueState = 'new';
+  private readonly machine: StateMachine<QueueState>;
   private loops: Promise<unknown> = Promise.resolve();
   private presenceLoop: Promise<unknown> = Promise.resolve();
   private stopped: Promise<void> | null = null;
@@ -157,12 +153,10 @@ export class CommandQueue {
     this.audit = options.audit ?? auditEventTable;
     this.clock = options.clock ?? Date;
     const liveCounts = () => countLiveCommands(options.db);
+    const log = options.log.child({ leaseOwner: this.leaseOwner });
     this.metrics = options.metrics ?? createCommandMetrics({ liveCounts });
-    this.telemetry = createCommandTelemetry({
-      log: options.log.child({ leaseOwner: this.leaseOwner }),
-      metrics: this.metrics,
-      liveCounts,
-    });
+    this.telemetry = createCommandTelemetry({ log, metrics: this.metrics, liveCounts });
+    this.machine = new StateMachine(QUEUE_LIFECYCLE, log);
     this.livenessMs = options.livenessMs ?? DEFAULT_LIVENESS_MS;
     this.presence = new WorkerPresence({
       db: options.db,
@@ -175,7 +169,7 @@ export class CommandQueue {
 
   /** Where the queue is in its lifecycle. */
   get lifecycle(): QueueState {
-    return this.state;
+    return this.machine.state;
   }
 
   /** Ids of the commands this node is running now. */
@@ -216,7 +210,7 @@ export class CommandQueue {
   async waitForTerminal(commandId: string, options: WaitOptions = {}): Promise<Command> {
     const { signal } = options;
     signal?.throwIfAborted();
-    if (this.state === 'stopped') throw this.stoppedError();
+    if (this.lifecycle === 'stopped') throw this.stoppedError();
     const cleanups: (() => void)[] = [];
     try {
       return await new Promise<Command>((resolve, reject) => {
@@ -290,8 +284,9 @@ export class CommandQueue {
 
   /** Starts the worker (once its row is registered) and stale recovery. */
   start(): void {
-    if (this.state !== 'new') throw new Error(`command queue cannot start: it is ${this.state}`);
-    this.state = 'running';
+    if (!this.machine.moveTo('running')) {
+      throw new Error(`command queue cannot start: it is ${this.lifecycle}`);
+    }
     const registered = this.presence.register(this.stopLoops.signal);
     this.presenceLoop = registered.then(() =>
       this.presence.heartbeatLoop(this.stopPresence.signal),
@@ -307,8 +302,7 @@ export class CommandQueue {
    * drains (they wait for its workspaces' handoff instead of taking them over).
    */
   async drain(): Promise<void> {
-    if (this.state !== 'running') return;
-    this.state = 'draining';
+    if (!this.machine.moveTo('draining')) return;
     this.wake();
     this.options.log.info({ leaseOwner: this.leaseOwner }, 'command queue draining: no new claims');
     await this.presence.setStatus('draining');
@@ -355,8 +349,8 @@ export class CommandQueue {
   }
 
   private async shutDown(graceMs: number, beforeRetire?: () => Promise<void>): Promise<void> {
-    const wasStarted = this.state !== 'new';
-    this.state = 'stopping';
+    const wasStarted = this.lifecycle !== 'new';
+    this.machine.moveTo('stopping');
     this.stopLoops.abort();
     this.wake();
     await this.loops;
@@ -378,7 +372,7 @@ export class CommandQueue {
     await this.presenceLoop;
     if (wasStarted) await this.presence.setStatus('stopped');
     this.waiters.close(this.stoppedError());
-    this.state = 'stopped';
+    this.machine.moveTo('stopped');
   }
 
   private stoppedError(): WorkbenchError {
@@ -395,7 +389,7 @@ export class CommandQueue {
 
   /** Sleeps until woken or `ms` passes. A wake that came while busy ends it at once. */
   private idle(ms: number): Promise<void> {
-    if (this.wakeRequested || this.state !== 'running') return Promise.resolve();
+    if (this.wakeRequested || this.lifecycle !== 'running') return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -410,7 +404,7 @@ export class CommandQueue {
   }
 
   private async workLoop(): Promise<void> {
-    while (this.state === 'running') {
+    while (this.lifecycle === 'running') {
       this.wakeRequested = false;
       await this.fillSlots();
       await this.idle(this.options.pollIntervalMs);
@@ -423,7 +417,7 @@ export class CommandQueue {
 
   /** Claims until every slot is busy or nothing is queued. */
   private async fillSlots(): Promise<void> {
-    while (this.state === 'running' && this.active.size < this.options.concurrency) {
+    while (this.lifecycle === 'running' && this.active.size < this.options.concurrency) {
       let command: Command | null;
       try {
         command = await this.db.transaction(async (tx) => {
@@ -478,7 +472,7 @@ export class CommandQueue {
       this.options.recoveryIntervalMs ??
       Math.max(50, Math.floor(Math.min(this.options.leaseMs, this.livenessMs) / 2));
     const signal = this.stopLoops.signal;
-    while (this.state === 'running' || this.state === 'draining') {
+    while (this.lifecycle === 'running' || this.lifecycle === 'draining') {
       // Old heartbeats prove nothing until this node itself has been steadily connected.
       if (this.presence.steadyForRecovery()) {
         try {

@@ -7,5 +7,6 @@ export * from './command-queue.js';
 export * from './command-waiters.js';
 export * from './error-summary.js';
 export type * from './execution.js';
+export * from './queue-state.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
 export { within } from './within.js';

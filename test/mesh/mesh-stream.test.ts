@@ -2,8 +2,16 @@ import pino from 'pino';
 import t from 'tap';
 import { MAX_FRAME_BYTES } from '../../src/mesh/limits.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
-import { PeerConnection, PeerUnavailableError } from '../../src/mesh/peer-connection.js';
+import {
+  PEER_LIFECYCLE,
+  PeerConnection,
+  type PeerState,
+  PeerUnavailableError,
+} from '../../src/mesh/peer-connection.js';
 import type { HandlerAnswer, RequestHandler } from '../../src/mesh/server-session.js';
+import type { Logger } from '../../src/telemetry/logger.js';
+import { canMove } from '../../src/telemetry/state-machine.js';
+import { captureLog } from '../queue/queue-support.js';
 import { eventually, openRawStream } from '../support/mesh.js';
 
 /** NodeService.Stream end to end in one process: a real server on port 0, real clients. */
@@ -53,14 +61,16 @@ const handler: RequestHandler = async (req, ctx): Promise<HandlerAnswer> => {
   throw new Error('boom');
 };
 
-async function startServer(options: { token?: string | null; healthIntervalMs?: number } = {}) {
+async function startServer(
+  options: { token?: string | null; healthIntervalMs?: number; log?: Logger } = {},
+) {
   const server = new MeshServer({
     nodeId: 'wb-1',
     nodeType: 'workbench',
     version: '1.2.3',
     token: options.token === undefined ? TOKEN : options.token,
     tls: null,
-    log,
+    log: options.log ?? log,
     handler,
     capacity: 2,
     healthIntervalMs: options.healthIntervalMs ?? 100,
@@ -69,13 +79,18 @@ async function startServer(options: { token?: string | null; healthIntervalMs?: 
   return { server, target: `127.0.0.1:${address.port}`, port: address.port };
 }
 
-function connect(port: number, token: string | null = TOKEN, onChange?: () => void) {
+function connect(
+  port: number,
+  token: string | null = TOKEN,
+  onChange?: () => void,
+  peerLog: Logger = log,
+) {
   const peer = new PeerConnection({
     endpoint: { host: '127.0.0.1', port, serverName: '127.0.0.1' },
     self: { nodeId: 'agent-1', nodeType: 'agent', version: '1.2.3' },
     token,
     tls: null,
-    log,
+    log: peerLog,
     backoff: { initialMs: 50, maxMs: 200, multiplier: 2 },
     ...(onChange ? { onChange } : {}),
   });
@@ -305,4 +320,53 @@ t.test('without a configured token streams are accepted but not authenticated', 
   await eventually('peer ready', () => peer.view().connected);
   const r = await peer.request('m', null, json({ op: 'echo' }));
   t.same(JSON.parse(r.payload.toString()).authenticated, false);
+});
+
+/** The `from -> to` of each move line `machine` wrote. */
+function movesOf(lines: Record<string, unknown>[], machine: string): string[] {
+  return lines.filter((l) => l.machine === machine).map((l) => `${l.from} -> ${l.to}`);
+}
+
+t.test('a closed peer stays closed: it does not redial and reports no change', async (t) => {
+  const { server, port } = await startServer();
+  t.teardown(() => server.close());
+  const captured = captureLog();
+  let changes = 0;
+  const peer = connect(port, TOKEN, () => (changes += 1), captured.log);
+  t.teardown(() => peer.close());
+  await eventually('peer ready', () => peer.view().connected);
+  peer.close();
+  t.equal(peer.currentState, 'closed');
+  const seen = changes;
+  peer.close();
+  peer.start();
+  t.equal(peer.currentState, 'closed', 'neither a second close nor a start moves it');
+  t.equal(peer.view().connected, false);
+  t.equal(changes, seen, 'and onChange is not called');
+  t.same(movesOf(captured.lines(), 'peer'), ['connecting -> ready', 'ready -> closed']);
+  const states: PeerState[] = ['connecting', 'ready', 'backoff', 'closed'];
+  t.same(
+    states.filter((to) => canMove(PEER_LIFECYCLE.moves, 'closed', to)),
+    [],
+    'closed is final: not even a late hello makes it ready',
+  );
+});
+
+t.test('a mesh server moves new -> serving -> draining -> closed, never back', async (t) => {
+  const captured = captureLog();
+  const { server } = await startServer({ log: captured.log });
+  t.teardown(() => server.close());
+  t.equal(server.state, 'serving');
+  t.same(await server.drain(0), { finished: 0, aborted: 0 });
+  t.equal(server.state, 'draining');
+  await server.close();
+  t.equal(server.state, 'closed');
+  await server.drain(0);
+  t.equal(server.state, 'closed', 'a closed server does not go back to draining');
+  t.equal(server.healthFrame().healthy, false);
+  t.same(movesOf(captured.lines(), 'mesh-server'), [
+    'new -> serving',
+    'serving -> draining',
+    'draining -> closed',
+  ]);
 });

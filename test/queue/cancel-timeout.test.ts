@@ -7,6 +7,7 @@ import { ProcessRunner } from '../../src/sandbox/process-runner.js';
 import { listAuditEvents } from '../../src/store/index.js';
 import { killAll, leftovers, markedSleep } from '../sandbox/sandbox-support.js';
 import {
+  captureLog,
   eventTypes,
   eventually,
   makeQueue,
@@ -281,5 +282,39 @@ t.test('queue behaviour with real commands', async (t) => {
     const later = await queue.waitForTerminal(command.id);
     t.equal(later.stdout?.toString(), 'late-output\n', 'a new wait answers at once');
     await t.rejects(queue.waitForTerminal('no-such-command'), { code: 'not_found' });
+  });
+
+  t.test('a queue moves only forward through its lifecycle, one line per move', async (t) => {
+    const captured = captureLog();
+    const queue = makeQueue(t, { db, execute, log: captured.log });
+    await queue.drain();
+    t.equal(queue.lifecycle, 'new', 'a queue that never started does not drain');
+    queue.start();
+    t.throws(() => queue.start(), 'a running queue cannot start again');
+    await queue.drain();
+    await queue.drain();
+    t.equal(queue.lifecycle, 'draining', 'a second drain is a no-op');
+    await queue.stop({ graceMs: 0 });
+    t.equal(queue.lifecycle, 'stopped');
+    t.throws(() => queue.start(), 'a stopped queue cannot start');
+    await queue.drain();
+    t.equal(queue.lifecycle, 'stopped', 'nor drain');
+    const unstarted = makeQueue(t, { db, execute, log: captured.log });
+    await unstarted.stop();
+    t.throws(() => unstarted.start(), 'a queue stopped before it started cannot start');
+    const moves = captured
+      .lines()
+      .filter((l) => l.machine === 'command-queue')
+      .map(
+        (l) => `${l.leaseOwner === queue.leaseOwner ? 'queue' : 'unstarted'}: ${l.from} -> ${l.to}`,
+      );
+    t.same(moves, [
+      'queue: new -> running',
+      'queue: running -> draining',
+      'queue: draining -> stopping',
+      'queue: stopping -> stopped',
+      'unstarted: new -> stopping',
+      'unstarted: stopping -> stopped',
+    ]);
   });
 });
