@@ -26,6 +26,7 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
+import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import {
   type ExecDeps,
   type ExecPayload,
@@ -57,6 +58,19 @@ import {
   type WorkspaceQuota,
   type WorkspaceSyncDeps,
 } from './sync/index.js';
+
+/**
+ * A workbench host's lifecycle: `serving -> draining -> stopped`. Draining claims
+ * nothing new and hands workspaces off as they go idle; `stopped` is final.
+ */
+export type HostState = 'serving' | 'draining' | 'stopped';
+
+/** The host's moves, logged as `workbench-host`. */
+export const HOST_LIFECYCLE = defineStateMachine<HostState>('workbench-host', 'serving', {
+  serving: ['draining'],
+  draining: ['stopped'],
+  stopped: [],
+});
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
 export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
@@ -152,10 +166,11 @@ export class WorkbenchHost {
   private readonly locks = new RunLocks();
   private readonly access: WorkspaceAccess;
   private stopSweeper: (() => Promise<void>) | null = null;
-  private lifecycleState: 'serving' | 'draining' | 'stopped' = 'serving';
+  private readonly lifecycle: StateMachine<HostState>;
   private readonly handoff: WorkspaceHandoff;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
+    this.lifecycle = new StateMachine(HOST_LIFECYCLE, deps.log);
     const sync: WorkspaceSyncDeps = {
       db: deps.db,
       objects: deps.objects,
@@ -180,7 +195,7 @@ export class WorkbenchHost {
       sync,
       warm: this.warm,
       locks: this.locks,
-      draining: () => this.lifecycleState !== 'serving',
+      draining: () => this.lifecycle.state !== 'serving',
       log: deps.log,
     });
     this.handoff = new WorkspaceHandoff({
@@ -241,8 +256,7 @@ export class WorkbenchHost {
    * instead of taking the workspace over. Idempotent.
    */
   async drain(): Promise<void> {
-    if (this.lifecycleState !== 'serving') return;
-    this.lifecycleState = 'draining';
+    if (!this.lifecycle.moveTo('draining')) return;
     this.deps.log.info('workbench draining: handing workspaces off as they go idle');
     await this.queue.drain();
     this.handoff.start();
@@ -260,7 +274,7 @@ export class WorkbenchHost {
     // Every workspace is handed off while this node still counts as live: a node seen
     // stopped with a workspace would be taken over as lost instead.
     await this.queue.stop({ graceMs, beforeRetire: () => this.handoff.finish() });
-    this.lifecycleState = 'stopped';
+    this.lifecycle.moveTo('stopped');
   }
 
   async handleDispatch(
@@ -347,7 +361,7 @@ export class WorkbenchHost {
         `unavailable: ${envelope.action} is not available on this node yet`,
       );
     }
-    if (this.lifecycleState !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
+    if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
     const ws = await this.access.ensure(run, 'call');
     if (exec) {
       this.start();
