@@ -145,7 +145,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     '--remount-ro',
     '/',
     '--chdir',
-    input.cwd === '.' ? '/workspace' : `/workspace/${input.cwd}`,
+    sandboxCwd(input.cwd),
     '--clearenv',
   );
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
@@ -154,6 +154,11 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
 }
 
 /** `/etc/passwd`, `/etc/group` and `/etc/hosts` of the sandbox. */
+/** Where a workspace-relative working directory is inside the sandbox. */
+export function sandboxCwd(cwd: string): string {
+  return cwd === '.' ? '/workspace' : `/workspace/${cwd}`;
+}
+
 export function sandboxEtcFiles(uid: number): { passwd: string; group: string; hosts: string } {
   return {
     passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:${uid}:${uid}:memql sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,

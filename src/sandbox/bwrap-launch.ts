@@ -6,7 +6,7 @@
  * @module
  */
 
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { WorkbenchError } from '../contract/errors.js';
@@ -80,13 +80,37 @@ export interface BwrapLaunch {
   stage: readonly string[];
 }
 
+/** A launch chain started by {@link spawnLaunchChain}: the sandbox on its way up, or running. */
+export interface LaunchChain {
+  /** The first process of the chain (the launcher), whose exit ends the sandbox's run. */
+  readonly child: ChildProcess;
+  /** The chain's descriptor `fd` (a pipe), if the chain was given one. */
+  fd(fd: number): (Readable & Writable) | undefined;
+  /** True once the sandbox wrote its started byte: the program is about to run. */
+  started(): boolean;
+  /** Resolves once the sandbox started, or the chain exited without starting. */
+  readonly startedOrExited: Promise<void>;
+  /** The whole tree kill: safe to call repeatedly, and after everything is gone. */
+  killTree(): Promise<void>;
+  /**
+   * After the chain exited: waits (bounded) until nothing of the sandbox is left, then
+   * closes the chain's descriptors.
+   */
+  settle(): Promise<void>;
+  /** What bwrap wrote on its info descriptor so far (its init's pid). */
+  info(): string;
+}
+
 /**
- * Starts the sandbox, streams its output within the caps, enforces the time limit and
- * the cancel signal by killing the whole tree, and waits until nothing of it is left.
- * Throws `no_sandbox` when the sandbox never started.
+ * Spawns the launch chain of one sandbox (see the module comment of `bwrap-runner.ts`)
+ * with `fds` descriptors (0..fds-1; at least bwrap's own), feeds bwrap its `/etc` files
+ * and seccomp filter, and returns the handle that watches and kills it.
  */
-export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
-  const { spec, args, cgroup, startedAt } = launch;
+export function spawnLaunchChain(
+  launch: Omit<BwrapLaunch, 'spec' | 'startedAt'>,
+  fds = 9,
+): LaunchChain {
+  const { args, cgroup } = launch;
   const procsFiles = cgroup?.procsFiles ?? [];
   const setpriv = launch.setprivPath;
   const drop =
@@ -116,15 +140,11 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
       launch.bwrapPath,
       ...args,
     ],
-    {
-      cwd: '/',
-      env: {},
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    },
+    { cwd: '/', env: {}, stdio: Array.from({ length: fds }, () => 'pipe' as const) },
   );
   const extra = child.stdio as unknown as (Readable & Writable)[];
   // A pipe that breaks because the sandbox died is expected; never an unhandled error.
-  for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.on('error', () => {});
+  for (let fd = 3; fd < fds; fd++) extra[fd]?.on('error', () => {});
   let started = false;
   const startedPipe = extra[BWRAP_FDS.started];
   // Resolves once the command is about to run (or bwrap is gone). Before that, bwrap's
@@ -156,15 +176,16 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
   // A few hundred bytes: far below a pipe's buffer, so this never waits on bwrap.
   extra[BWRAP_FDS.seccomp]?.end(launch.seccompFilter ?? '');
 
-  const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
   /** Host pids of launch-namespace inits the tree kill killed, to wait for. */
   const namespaceInits: number[] = [];
-  const end = await superviseChild(child, {
-    output,
-    stdin: spec.stdin,
-    timeoutMs: spec.timeoutMs,
-    signal: spec.signal,
-    killTree: async () => {
+  const initPid = () => /"child-pid":\s*(\d+)/.exec(info)?.[1];
+  return {
+    child,
+    fd: (fd) => extra[fd],
+    started: () => started,
+    startedOrExited,
+    info: () => info,
+    async killTree() {
       if (ownNamespace) {
         // Killing the namespace's init ends everything in it (waited for below). The
         // chain goes first: unshare (util-linux 2.38) would answer its child's SIGKILL
@@ -185,28 +206,54 @@ export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       // If bwrap still had not armed --die-with-parent, its init survives bwrap: kill it
       // directly (killing a pid namespace's init ends everything inside it).
-      const init = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+      const init = initPid();
       if (init !== undefined && !started) killQuietly(Number(init));
       await cgroup?.killAll();
     },
-  });
-  await withinMs(startedEnd, 2000);
-  // Killing a pid namespace's init tears the namespace down asynchronously; the init is
-  // gone (or a zombie) only once every process in it is. Without cgroups this is the
-  // only way to know nothing is left. In the launch namespace, a chain that exited by
-  // itself already says so (unshare waits for the init), and bwrap's pid there is not a
-  // host pid.
-  const inits = ownNamespace ? namespaceInits : [/"child-pid":\s*(\d+)/.exec(info)?.[1]];
-  for (const pid of inits) if (pid !== undefined) await waitUntilGone(Number(pid), 5000);
-  for (const fd of Object.values(BWRAP_FDS)) extra[fd]?.destroy();
+    async settle() {
+      await withinMs(startedEnd, 2000);
+      // Killing a pid namespace's init tears the namespace down asynchronously; the init
+      // is gone (or a zombie) only once every process in it is. Without cgroups this is
+      // the only way to know nothing is left. In the launch namespace, a chain that
+      // exited by itself already says so (unshare waits for the init), and bwrap's pid
+      // there is not a host pid.
+      const inits = ownNamespace ? namespaceInits : [initPid()];
+      for (const pid of inits) if (pid !== undefined) await waitUntilGone(Number(pid), 5000);
+      for (let fd = 3; fd < fds; fd++) extra[fd]?.destroy();
+    },
+  };
+}
 
-  if (!started && !end.timedOut && !end.cancelled) {
-    const detail = output.stderr.bytes().toString().trim().slice(0, 2000);
-    throw new WorkbenchError(
-      'no_sandbox',
-      `no_sandbox: the bwrap sandbox did not start (exit ${end.exitCode ?? end.signal}): ${detail || 'no message'}` +
-        ` (bwrap runs as uid ${SANDBOX_UID}: the workspace directory and its parents must be searchable by it)`,
-    );
+/** The `no_sandbox` refusal of a sandbox that never started, with what it said. */
+export function sandboxDidNotStart(exit: number | string | null, stderr: string): WorkbenchError {
+  const detail = stderr.trim().slice(0, 2000);
+  return new WorkbenchError(
+    'no_sandbox',
+    `no_sandbox: the bwrap sandbox did not start (exit ${exit}): ${detail || 'no message'}` +
+      ` (bwrap runs as uid ${SANDBOX_UID}: the workspace directory and its parents must be searchable by it)`,
+  );
+}
+
+/**
+ * Starts the sandbox, streams its output within the caps, enforces the time limit and
+ * the cancel signal by killing the whole tree, and waits until nothing of it is left.
+ * Throws `no_sandbox` when the sandbox never started.
+ */
+export async function launchBwrap(launch: BwrapLaunch): Promise<RunResult> {
+  const { spec, cgroup, startedAt } = launch;
+  const chain = spawnLaunchChain(launch);
+  const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
+  const end = await superviseChild(chain.child, {
+    output,
+    stdin: spec.stdin,
+    timeoutMs: spec.timeoutMs,
+    signal: spec.signal,
+    killTree: () => chain.killTree(),
+  });
+  await chain.settle();
+
+  if (!chain.started() && !end.timedOut && !end.cancelled) {
+    throw sandboxDidNotStart(end.exitCode ?? end.signal, output.stderr.bytes().toString());
   }
   // A child the OOM killer took while the command still succeeded did not end the command.
   const oomKilled = cgroup !== null && end.exitCode !== 0 && (await cgroup.oomKilled());

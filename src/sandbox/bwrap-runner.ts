@@ -33,13 +33,16 @@
  * @module
  */
 
-import { access, constants, mkdtemp, rm } from 'node:fs/promises';
+import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import type { Logger } from '../telemetry/logger.js';
-import { bwrapArgs, type SystemDirEntry } from './bwrap-args.js';
+import { bwrapArgs, type SystemDirEntry, sandboxCwd } from './bwrap-args.js';
 import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
-import { CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
+import { BwrapSession } from './bwrap-session.js';
+import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
+import type { CommandCgroup } from './command-cgroup.js';
 import { commandEnv, SANDBOX_PATH } from './command-env.js';
 import {
   type Runner,
@@ -50,6 +53,8 @@ import {
 } from './runner.js';
 import { encodeFilter } from './seccomp-bpf.js';
 import { seccompFilterFor } from './seccomp-policy.js';
+import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
+import { SessionPool } from './session-pool.js';
 import { cancelledBeforeStart } from './supervise.js';
 import { findSystemDirs } from './system-dirs.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from './workspace-path.js';
@@ -96,7 +101,18 @@ export interface BwrapRunnerOptions {
   probeDir?: string;
   /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
   logger?: Logger;
+  /**
+   * How long a warm sandbox waits, idle, for the next command of its workspace, ms
+   * (`MEMQL_SANDBOX_IDLE_MS`; see `bwrap-session.ts`). Only commands whose spec has a
+   * `reuse` key run in one. 0: every command gets a sandbox of its own. Default 30000.
+   */
+  warmIdleMs?: number;
+  /** Most warm sandboxes kept idle at once. Default 64. */
+  maxWarm?: number;
 }
+
+/** The environment every command starts from, before its own entries. */
+const BASE_ENV = { PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' } as const;
 
 const MiB = 1024 * 1024;
 
@@ -120,6 +136,10 @@ export class BwrapRunner implements Runner {
   /** Why workspaces are not staged at all, or null when they are where possible. */
   private readonly noStagingReason: string | null;
   private warnedNoStaging = false;
+  private readonly pool: SessionPool;
+  /** Whether warm sandboxes can run here (the agent's interpreter is present); looked up once. */
+  private warmUsable: Promise<boolean> | undefined;
+  private readonly log: Logger;
 
   constructor(private readonly options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
@@ -139,6 +159,11 @@ export class BwrapRunner implements Runner {
         : options.stageWorkspace === false
           ? 'disabled by configuration'
           : 'the node does not run as root';
+    this.pool = new SessionPool({
+      idleMs: options.warmIdleMs ?? 30_000,
+      maxIdle: options.maxWarm ?? 64,
+    });
+    this.log = options.logger ?? pino({ level: 'silent' });
   }
 
   /**
@@ -224,21 +249,9 @@ export class BwrapRunner implements Runner {
   async run(spec: RunSpec): Promise<RunResult> {
     const startedAt = performance.now();
     const cwd = resolveCwd(spec.cwd);
-    const env = commandEnv({ PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' }, spec.env);
+    const env = commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);
-
-    const args = bwrapArgs({
-      workspaceDir: spec.workspaceDir,
-      cwd,
-      env,
-      command: spec.command,
-      systemDirs: await this.hostSystemDirs(),
-      tmpSizeBytes: this.options.tmpSizeBytes ?? 256 * MiB,
-      shmSizeBytes: this.options.shmSizeBytes ?? 64 * MiB,
-      mapToUid: this.dropPrivileges ? undefined : SANDBOX_UID,
-      seccomp: this.seccompFilter !== null,
-    });
     if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
       this.warnedNoSeccomp = true;
       this.options.logger?.warn(
@@ -247,16 +260,21 @@ export class BwrapRunner implements Runner {
       );
     }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
-    const hierarchy = await this.cgroupHierarchy();
-    const cgroup =
-      typeof hierarchy === 'string'
-        ? null
-        : await hierarchy.create({
-            pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
-            memoryBytes:
-              spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
-            ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
-          });
+    const limits = this.limitsOf(spec);
+    if (spec.reuse !== undefined && (await this.warmSandboxes())) {
+      const key = `${spec.reuse}\0${limits.pidsMax}\0${limits.memoryBytes}`;
+      const session =
+        (await this.pool.take(spec.workspaceDir, key)) ??
+        (await this.startSession(spec.workspaceDir, limits, key));
+      try {
+        return await session.run({ spec, cwd: sandboxCwd(cwd), env, startedAt });
+      } finally {
+        this.pool.give(session);
+      }
+    }
+
+    const args = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command);
+    const cgroup = await this.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
       stage = await this.stage(spec.workspaceDir);
@@ -272,10 +290,109 @@ export class BwrapRunner implements Runner {
       });
     } finally {
       await stage?.release();
-      await cgroup?.remove().catch((err: unknown) => {
-        this.options.logger?.warn({ err }, 'bwrap runner: could not remove a command cgroup');
-      });
+      await this.removeCgroup(cgroup);
     }
+  }
+
+  /** Ends the warm sandbox of a workspace whose copy goes away. */
+  release(workspaceDir: string): Promise<void> {
+    return this.pool.release(workspaceDir);
+  }
+
+  /** Ends every warm sandbox. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  /** A warm sandbox for `workspaceDir`, its agent ready (see `bwrap-session.ts`). */
+  private async startSession(
+    workspaceDir: string,
+    limits: CgroupLimits,
+    key: string,
+  ): Promise<BwrapSession> {
+    const inode = (await stat(workspaceDir)).ino;
+    const args = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
+    const cgroup = await this.makeCgroup(limits);
+    let stage: Stage | null = null;
+    try {
+      stage = await this.stage(workspaceDir);
+    } catch (err) {
+      await this.removeCgroup(cgroup);
+      throw err;
+    }
+    return BwrapSession.start({
+      launch: {
+        args,
+        cgroup,
+        bwrapPath: this.bwrapPath,
+        setprivPath: this.dropPrivileges ? this.setprivPath : null,
+        seccompFilter: this.seccompFilter,
+        stage: stage?.command ?? [],
+      },
+      workspaceDir,
+      inode,
+      key,
+      release: async () => {
+        await stage?.release();
+        await this.removeCgroup(cgroup);
+      },
+      log: this.log.child({ workspaceDir }),
+    });
+  }
+
+  /** Whether commands with a `reuse` key run in warm sandboxes here. */
+  private warmSandboxes(): Promise<boolean> {
+    this.warmUsable ??= (async () => {
+      if ((this.options.warmIdleMs ?? 30_000) <= 0) return false;
+      if (await isExecutable(AGENT_INTERPRETER)) return true;
+      this.options.logger?.warn(
+        { interpreter: AGENT_INTERPRETER },
+        'bwrap runner: no warm sandboxes (their agent needs perl); every command starts a sandbox of its own',
+      );
+      return false;
+    })();
+    return this.warmUsable;
+  }
+
+  private sandboxArgs(
+    workspaceDir: string,
+    cwd: string,
+    env: Readonly<Record<string, string>>,
+    command: string,
+  ): Promise<string[]> {
+    return this.hostSystemDirs().then((systemDirs) =>
+      bwrapArgs({
+        workspaceDir,
+        cwd,
+        env,
+        command,
+        systemDirs,
+        tmpSizeBytes: this.options.tmpSizeBytes ?? 256 * MiB,
+        shmSizeBytes: this.options.shmSizeBytes ?? 64 * MiB,
+        mapToUid: this.dropPrivileges ? undefined : SANDBOX_UID,
+        seccomp: this.seccompFilter !== null,
+      }),
+    );
+  }
+
+  private limitsOf(spec: RunSpec): CgroupLimits {
+    return {
+      pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
+      memoryBytes: spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
+      ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
+    };
+  }
+
+  /** The command's cgroups, or null without them. */
+  private async makeCgroup(limits: CgroupLimits): Promise<CommandCgroup | null> {
+    const hierarchy = await this.cgroupHierarchy();
+    return typeof hierarchy === 'string' ? null : hierarchy.create(limits);
+  }
+
+  private async removeCgroup(cgroup: CommandCgroup | null): Promise<void> {
+    await cgroup?.remove().catch((err: unknown) => {
+      this.options.logger?.warn({ err }, 'bwrap runner: could not remove a command cgroup');
+    });
   }
 
   /** The workspace's staging, or null (said once) when it runs with the plain bind. */

@@ -74,13 +74,21 @@ export class CommandCgroup {
 
   /** True when the kernel's OOM killer killed a process of this group. */
   async oomKilled(): Promise<boolean> {
+    return (await this.oomEvents()) > 0;
+  }
+
+  /**
+   * How many processes of this group the OOM killer killed so far (on kernels before
+   * 4.13, which have no such counter: how often the group hit its limit). A group that
+   * outlives one command (a warm sandbox's) compares the count before and after it.
+   */
+  async oomEvents(): Promise<number> {
     const memoryDir = this.where.memoryDir;
     const control = await readFile(join(memoryDir, 'memory.oom_control'), 'utf8').catch(() => '');
     const kills = /^oom_kill (\d+)$/m.exec(control);
-    if (kills) return Number(kills[1]) > 0;
-    // Kernels before 4.13 have no oom_kill counter; hitting the limit is the best sign.
+    if (kills) return Number(kills[1]);
     const failcnt = await readFile(join(memoryDir, 'memory.failcnt'), 'utf8').catch(() => '0');
-    return Number.parseInt(failcnt, 10) > 0;
+    return Number.parseInt(failcnt, 10) || 0;
   }
 
   /**

@@ -41,6 +41,14 @@ export interface RunSpec extends Omit<ExecRequest, 'stdin'> {
   signal?: AbortSignal;
   /** Called with output as it arrives (also within the cap only). */
   onOutput?: OutputSink;
+  /**
+   * A key under which the runner may keep this command's sandbox warm and run the next
+   * command of the same workspace in it (the bwrap backend, see `bwrap-session.ts`).
+   * The caller changes the key whenever anything but a command changed the workspace
+   * directory: a warm sandbox's view of it may then be stale. Absent: a sandbox of its
+   * own, ended with the command.
+   */
+  reuse?: string;
 }
 
 /** How a command ended, as a runner reports it (output as Buffers). */
@@ -62,6 +70,10 @@ export interface Runner {
   probe(): Promise<RunnerProbe>;
   /** Runs one command. Rejects only when the sandbox itself could not be started. */
   run(spec: RunSpec): Promise<RunResult>;
+  /** Ends the warm sandboxes of a workspace whose copy goes away (see `RunSpec.reuse`). */
+  release?(workspaceDir: string): Promise<void>;
+  /** Ends every warm sandbox; the node is stopping. */
+  close?(): Promise<void>;
   /**
    * Removes what killed nodes left behind on this host (the bwrap backend's empty
    * per-command cgroups) and returns how many things it removed. Backends that leave
