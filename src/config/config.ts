@@ -109,6 +109,8 @@ export interface ExecConfig {
   readonly cpus: number;
   /** `MEMQL_EXEC_ALLOWLIST_EXTRA`: command names added to the allowlist, deduplicated. Default none. */
   readonly allowlistExtra: string[];
+  /** `MEMQL_SANDBOX_IDLE_MS`: how long a warm bwrap sandbox waits for its run's next command. Default 30000 ms; 0 disables. */
+  readonly sandboxIdleMs: number;
 }
 
 /** Limits of the `fetch` action. */

@@ -313,6 +313,7 @@ function readExec(r: EnvReader): ExecConfig {
     pidsLimit: r.required('MEMQL_EXEC_PIDS_LIMIT', positiveCount),
     cpus: r.required('MEMQL_EXEC_CPU_LIMIT', parseCpus),
     allowlistExtra: [...new Set(r.list('MEMQL_EXEC_ALLOWLIST_EXTRA', parseCommandName))],
+    sandboxIdleMs: r.required('MEMQL_SANDBOX_IDLE_MS', nonNegativeMs),
   };
 }
 

@@ -263,6 +263,13 @@ export const CONFIG_VARIABLES = [
       "CPU limit of one command's sandbox, all its processes together: `0.5` is half of one CPU's time, `2` two CPUs'. The `bwrap` runner sets a CFS quota (cgroup v1 `cpu`); the `docker` runner sets `NanoCpus`, which Docker refuses above the CPUs of its host.",
   },
   {
+    name: 'MEMQL_SANDBOX_IDLE_MS',
+    default: '30000',
+    type: 'non-negative integer (ms)',
+    description:
+      "How long the `bwrap` runner keeps a run's sandbox warm after a command, for the run's next command to start in it instead of a new sandbox (its agent needs `/usr/bin/perl`). Each command still gets a clean environment, fresh pipes, an empty `/tmp` and `/dev/shm`, and nothing an earlier command started; a file changed by anything but a command, a time limit or a cancel ends the warm sandbox. `0`: every command starts a sandbox of its own.",
+  },
+  {
     name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
     default: '',
     defaultText: 'empty',

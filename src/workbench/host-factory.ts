@@ -50,7 +50,11 @@ export async function createWorkbenchHost(
   deps: HostFactoryDeps,
 ): Promise<BuiltHost> {
   const candidates: RunnerCandidates = {
-    bwrap: new BwrapRunner({ logger: deps.log, cpus: config.exec.cpus }),
+    bwrap: new BwrapRunner({
+      logger: deps.log,
+      cpus: config.exec.cpus,
+      warmIdleMs: config.exec.sandboxIdleMs,
+    }),
     process: new ProcessRunner(),
     ...(deps.docker
       ? {

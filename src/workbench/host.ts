@@ -274,6 +274,9 @@ export class WorkbenchHost {
     // Every workspace is handed off while this node still counts as live: a node seen
     // stopped with a workspace would be taken over as lost instead.
     await this.queue.stop({ graceMs, beforeRetire: () => this.handoff.finish() });
+    // No command runs any more: the warm sandboxes go too.
+    const selection = this.deps.exec.runner;
+    if ('runner' in selection) await selection.runner.close?.();
     this.lifecycle.moveTo('stopped');
   }
 

@@ -32,6 +32,7 @@ const DEFAULTS: Config = {
     pidsLimit: 256,
     cpus: 1,
     allowlistExtra: [],
+    sandboxIdleMs: 30_000,
   },
   fetch: { allowPrivate: [], maxBytes: 10_485_760, timeoutMs: 30_000 },
   listen: {

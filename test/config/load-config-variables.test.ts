@@ -335,6 +335,15 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '0.0', '0.001', '-1', '1e3', '.5', '1.', '1,5', '2 cpus', '1025', 'NaN'],
   },
   {
+    name: 'MEMQL_SANDBOX_IDLE_MS',
+    pick: (c) => c.exec.sandboxIdleMs,
+    valid: [
+      ['0', 0],
+      ['30000', 30000],
+    ],
+    invalid: ['-1', '30s', '0.5'],
+  },
+  {
     name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',
     pick: (c) => c.exec.allowlistExtra,
     valid: [
