@@ -57,6 +57,11 @@ export interface WarmCacheOptions {
   workbenchRoot: string;
   /** Idle time after which a directory is evicted, milliseconds; 0 disables reuse. */
   idleTtlMs: number;
+  /**
+   * Called before a directory is removed, so whatever keeps a view of it (the
+   * runner's warm sandbox) lets it go first.
+   */
+  onEvict?: (dir: string) => Promise<void>;
   /** Milliseconds now; injected so tests control time. */
   clock: () => number;
   log?: Logger;
@@ -68,11 +73,14 @@ interface Entry {
   lastUsedMs: number;
   /** Commands currently holding the directory. */
   inUse: number;
+  /** Changes whenever the node itself writes into the directory (see {@link WarmCache.wrote}). */
+  stamp: number;
 }
 
 /** Tracks hydrated run directories on this node and evicts idle ones. */
 export class WarmCache {
   private readonly entries = new Map<string, Entry>();
+  private stamps = 0;
 
   constructor(private readonly options: WarmCacheOptions) {
     if (!Number.isFinite(options.idleTtlMs) || options.idleTtlMs < 0) {
@@ -88,7 +96,13 @@ export class WarmCache {
   private entry(runId: string): Entry {
     let e = this.entries.get(runId);
     if (e === undefined) {
-      e = { base: undefined, generation: 0, lastUsedMs: this.options.clock(), inUse: 0 };
+      e = {
+        base: undefined,
+        generation: 0,
+        lastUsedMs: this.options.clock(),
+        inUse: 0,
+        stamp: ++this.stamps,
+      };
       this.entries.set(runId, e);
     }
     return e;
@@ -124,7 +138,27 @@ export class WarmCache {
    * for a workspace this node took over or lost.
    */
   invalidate(runId: string): void {
-    this.entry(runId).base = undefined;
+    const e = this.entry(runId);
+    e.base = undefined;
+    e.stamp = ++this.stamps;
+  }
+
+  /**
+   * Records that the node wrote into the run's directory itself (a file action, a
+   * reconcile, a reset): what a command's sandbox saw of it may be stale, so the
+   * directory's {@link WarmCache.stampOf} changes. Commands' own writes go through
+   * their sandbox and change nothing here.
+   */
+  wrote(runId: string): void {
+    this.entry(runId).stamp = ++this.stamps;
+  }
+
+  /**
+   * Names the directory's contents as far as the node's own writes go: equal stamps
+   * mean the node wrote nothing into it in between. A command's `reuse` key.
+   */
+  stampOf(runId: string): string {
+    return `copy-${this.entry(runId).stamp}`;
   }
 
   /** A command starts using the directory: it is not evicted as idle until {@link end}. */
@@ -153,6 +187,7 @@ export class WarmCache {
   /** Removes the run's directory and forgets it, whether or not it is in use. */
   async evict(runId: string): Promise<void> {
     this.entries.delete(runId);
+    await this.options.onEvict?.(this.dirOf(runId)).catch(() => {});
     // Never follows a link inside the tree, and reaches trees deeper than PATH_MAX.
     await removeTree(this.dirOf(runId));
     this.options.log?.info({ runId }, 'warm workspace directory evicted');

@@ -117,3 +117,31 @@ t.test('a negative TTL is refused', async (t) => {
     RangeError,
   );
 });
+
+t.test('the stamp changes only when the node writes into the directory', async (t) => {
+  const root = await freshRoot(t);
+  const evicted: string[] = [];
+  const cache = new WarmCache({
+    workbenchRoot: root,
+    idleTtlMs: 60_000,
+    clock: () => 1_000,
+    onEvict: async (dir) => {
+      evicted.push(dir);
+    },
+  });
+  await writeTree(join(root, 'r1'), { 'f.txt': 'x' });
+  const first = cache.stampOf('r1');
+  cache.set('r1', at(1), 1);
+  cache.begin('r1');
+  await cache.end('r1');
+  t.equal(cache.stampOf('r1'), first, 'reconciles, syncs and commands leave it');
+  cache.wrote('r1');
+  const second = cache.stampOf('r1');
+  t.not(second, first, 'a write by the node changes it');
+  cache.invalidate('r1');
+  t.not(cache.stampOf('r1'), second, 'so does forgetting what the directory matches');
+  t.not(cache.stampOf('r2'), cache.stampOf('r1'), 'another run has its own');
+  await cache.evict('r1');
+  t.same(evicted, [join(root, 'r1')], 'eviction lets the view of the directory go first');
+  t.not(cache.stampOf('r1'), second, 'a directory made again starts anew');
+});
