@@ -101,6 +101,16 @@ export function openPostgres(options: PostgresOptions): Db {
         throw translateDbError(err);
       }
     },
+    async listen(channel, onNotify, onListening) {
+      try {
+        // postgres.js listens on one dedicated connection and listens again after it
+        // reconnects, calling `onListening` each time.
+        const meta = await sql.listen(channel, onNotify, onListening);
+        return { close: () => meta.unlisten().then(() => undefined) };
+      } catch (err) {
+        throw translateDbError(err);
+      }
+    },
     async close() {
       await sql.end({ timeout: 5 });
     },
