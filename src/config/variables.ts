@@ -195,7 +195,8 @@ export const CONFIG_VARIABLES = [
     name: 'MEMQL_QUEUE_POLL_INTERVAL_MS',
     default: '1000',
     type: 'positive integer (ms)',
-    description: 'How often an idle worker polls the queue; the backstop to in-process wake-ups.',
+    description:
+      'How often an idle worker polls the queue, and how often a node reads the rows of the commands its callers wait for; the backstop to wake-ups (in-process, and `NOTIFY` from other nodes on Postgres).',
   },
   {
     name: 'MEMQL_HYDRATED_IDLE_TTL_MS',

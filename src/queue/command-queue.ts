@@ -4,14 +4,17 @@
  *
  * A command moves `queued -> running -> completed | failed | timed_out | cancelled`
  * (a queued one may go straight to `cancelled`; a running one whose lease lapsed ends
- * `failed` / `recovered_stale`). Each move is a guarded update and its audit event is
- * written in the same transaction, so an event exists exactly when the move happened.
+ * `failed` / `recovered_stale`). Each move is one guarded statement that also writes
+ * its audit event (`store/command-events.ts`), so an event exists exactly when the
+ * move happened. A claim takes as many queued commands as the worker has free slots.
  *
- * Work reaches a worker two ways: an `enqueue` in this process wakes it at once, and
- * a poll every `pollIntervalMs` picks up rows queued through other nodes. There is no
- * admission cap: commands wait in the queue and the wait is measured. A worker claims
- * only commands of runs whose workspace its node holds, or that no live node holds
- * (see `claimNextCommand`): one workspace, one writer at a time.
+ * Work reaches a worker three ways: an `enqueue` in this process wakes it at once; on
+ * Postgres, an enqueue on another node reaches it by `NOTIFY` when it may claim the
+ * command; and a poll every `pollIntervalMs` is the backstop (rows queued by hand, a
+ * notice lost while the listening connection was down, workspaces that changed hands).
+ * There is no admission cap: commands wait in the queue and the wait is measured. A
+ * worker claims only commands of runs whose workspace its node holds, or that no live
+ * node holds (see `claimCommands`): one workspace, one writer at a time.
  *
  * Each queue is a worker with a row in `workbench_worker` (`worker-presence.ts`),
  * heartbeated every fifth of `livenessMs`. Stale recovery ends running commands whose
@@ -28,25 +31,27 @@ import type { OutputSink } from '../contract/index.js';
 import {
   type Command,
   cancelCommand,
-  claimNextCommand,
+  claimCommands,
   countLiveCommands,
   enqueueCommand,
   getCommand,
+  getCommands,
   type NewCommand,
   recoverStaleCommands,
 } from '../store/commands.js';
 import type { Db } from '../store/db.js';
-import { auditEventTable, type CommandAudit } from '../telemetry/audit.js';
 import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
 import { StateMachine } from '../telemetry/state-machine.js';
 import { isTerminal } from './command-outcome.js';
+import { CommandPoll } from './command-poll.js';
 import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import type { ExecuteCommand } from './execution.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
+import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
 
@@ -74,8 +79,6 @@ export interface CommandQueueOptions {
   execute: ExecuteCommand;
   /** The node's logger. */
   log: Logger;
-  /** Where audit events go. Default: the `audit_event` table. */
-  audit?: CommandAudit;
   /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
   metrics?: CommandMetrics;
   /**
@@ -106,6 +109,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** Live output, when this node runs the command. */
   onOutput?: OutputSink;
+  /**
+   * The command's row as the caller has it (what `enqueue` returned): a terminal one
+   * answers at once, and a queued one is not read back before the first poll.
+   */
+  row?: Command;
 }
 
 /** Default of {@link CommandQueueOptions.livenessMs}. */
@@ -125,10 +133,10 @@ export class CommandQueue {
   readonly metrics: CommandMetrics;
   private readonly db: Db;
   private readonly options: CommandQueueOptions;
-  private readonly audit: CommandAudit;
   private readonly telemetry: CommandTelemetry;
   private readonly clock: Clock;
   private readonly waiters = new CommandWaiters();
+  private readonly poll: CommandPoll;
   private readonly active = new Map<string, Execution>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly stopLoops = new AbortController();
@@ -140,8 +148,13 @@ export class CommandQueue {
   private loops: Promise<unknown> = Promise.resolve();
   private presenceLoop: Promise<unknown> = Promise.resolve();
   private stopped: Promise<void> | null = null;
-  private wakeRequested = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly wakeUps = new WakeUps();
+  /**
+   * True when the last claim took all it asked for, so more may be queued: a slot that
+   * frees then wakes the worker. After a claim that came back short, a freed slot does
+   * not (an enqueue, a notice or the poll does), so no claim is spent on an empty queue.
+   */
+  private backlog = false;
 
   constructor(options: CommandQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
@@ -150,13 +163,17 @@ export class CommandQueue {
     this.options = options;
     this.db = options.db;
     this.leaseOwner = `${options.nodeId}/${randomUUID().slice(0, 8)}`;
-    this.audit = options.audit ?? auditEventTable;
     this.clock = options.clock ?? Date;
     const liveCounts = () => countLiveCommands(options.db);
     const log = options.log.child({ leaseOwner: this.leaseOwner });
     this.metrics = options.metrics ?? createCommandMetrics({ liveCounts });
     this.telemetry = createCommandTelemetry({ log, metrics: this.metrics, liveCounts });
     this.machine = new StateMachine(QUEUE_LIFECYCLE, log);
+    this.poll = new CommandPoll({
+      read: (ids) => getCommands(options.db, ids),
+      periodMs: options.pollIntervalMs,
+      skip: (id) => this.active.has(id),
+    });
     this.livenessMs = options.livenessMs ?? DEFAULT_LIVENESS_MS;
     this.presence = new WorkerPresence({
       db: options.db,
@@ -178,20 +195,21 @@ export class CommandQueue {
   }
 
   /**
-   * Queues a command (`id` defaults to a random UUID). With a `callId` the run already
-   * used, nothing is queued: the first command comes back with `created: false`.
+   * Queues a command (`id` defaults to a random UUID), in one statement with its event
+   * (and, on Postgres, the notice to other nodes' workers). With a `callId` the run
+   * already used, nothing is queued: the first command comes back with `created: false`.
    */
   async enqueue(
     command: Omit<NewCommand, 'id'> & { id?: string },
   ): Promise<{ command: Command; created: boolean }> {
-    const res = await this.db.transaction(async (tx) => {
-      const r = await enqueueCommand(tx, { ...command, id: command.id ?? randomUUID() });
-      if (r.created) await this.audit.record(tx, 'workspace_command.queued', r.command);
-      return r;
-    });
+    const res = await enqueueCommand(
+      this.db,
+      { ...command, id: command.id ?? randomUUID() },
+      this.db.listen ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } } : {},
+    );
     if (res.created) {
       this.track(this.telemetry.moved('workspace_command.queued', res.command));
-      this.wake();
+      this.wakeUps.wake();
     }
     return res;
   }
@@ -203,13 +221,15 @@ export class CommandQueue {
 
   /**
    * Resolves with the command's row once it is terminal: at once when this node ends
-   * it, otherwise on the next poll of the row. Rejects with `not_found` for an unknown
-   * id, with the signal's reason when `signal` aborts (the command carries on), and
-   * with `unavailable` when the queue stops first.
+   * it, otherwise on a poll of the rows waited for (one statement per poll for all of
+   * them). Rejects with `not_found` for an unknown id, with the signal's reason when
+   * `signal` aborts (the command carries on), and with `unavailable` when the queue
+   * stops first.
    */
   async waitForTerminal(commandId: string, options: WaitOptions = {}): Promise<Command> {
-    const { signal } = options;
+    const { signal, row } = options;
     signal?.throwIfAborted();
+    if (row && isTerminal(row)) return row;
     if (this.lifecycle === 'stopped') throw this.stoppedError();
     const cleanups: (() => void)[] = [];
     try {
@@ -219,6 +239,15 @@ export class CommandQueue {
           if (settled) return;
           settled = true;
           fn();
+        };
+        const onRow = (found: Command | null) => {
+          if (found === null) {
+            end(() =>
+              reject(new WorkbenchError('not_found', `not_found: no command "${commandId}"`)),
+            );
+          } else if (isTerminal(found)) {
+            end(() => resolve(found));
+          }
         };
         cleanups.push(this.waiters.onTerminal(commandId, (c) => end(() => resolve(c))));
         cleanups.push(this.waiters.onClose((err) => end(() => reject(err))));
@@ -231,27 +260,16 @@ export class CommandQueue {
           signal.addEventListener('abort', onAbort, { once: true });
           cleanups.push(() => signal.removeEventListener('abort', onAbort));
         }
-        let timer: NodeJS.Timeout | undefined;
-        cleanups.push(() => clearTimeout(timer));
-        const poll = async () => {
-          // While this node runs it, the in-process notice is certain: skip the read.
-          if (!this.active.has(commandId)) {
-            try {
-              const row = await getCommand(this.db, commandId);
-              if (row === null) {
-                end(() =>
-                  reject(new WorkbenchError('not_found', `not_found: no command "${commandId}"`)),
-                );
-              } else if (isTerminal(row)) {
-                end(() => resolve(row));
-              }
-            } catch {
-              // The database is unreachable for now; the next poll tries again.
-            }
-          }
-          if (!settled) timer = setTimeout(poll, this.options.pollIntervalMs);
-        };
-        void poll();
+        cleanups.push(this.poll.follow(commandId, onRow));
+        // Read the row now when it may have ended already: the caller has no row (it may
+        // have ended long ago), or this node ended it before the caller registered.
+        // Otherwise the in-process notice (this node runs it) or the poll answers.
+        const read = this.waiters.endedLately(commandId) || (!row && !this.active.has(commandId));
+        if (read) {
+          getCommand(this.db, commandId).then(onRow, () => {
+            // The database is unreachable for now; the poll tries again.
+          });
+        }
       });
     } finally {
       for (const fn of cleanups) fn();
@@ -265,13 +283,7 @@ export class CommandQueue {
    * it on its next heartbeat. Returns the row after the request; null when unknown.
    */
   async cancel(commandId: string): Promise<Command | null> {
-    const { command, effect } = await this.db.transaction(async (tx) => {
-      const r = await cancelCommand(tx, commandId);
-      if (r.effect === 'cancelled' && r.command) {
-        await this.audit.record(tx, 'workspace_command.cancelled', r.command);
-      }
-      return r;
-    });
+    const { command, effect } = await cancelCommand(this.db, commandId);
     if (command && effect === 'cancelled') {
       this.track(this.telemetry.moved('workspace_command.cancelled', command));
       this.waiters.settle(command);
@@ -287,6 +299,12 @@ export class CommandQueue {
     if (!this.machine.moveTo('running')) {
       throw new Error(`command queue cannot start: it is ${this.lifecycle}`);
     }
+    this.wakeUps.listen({
+      db: this.db,
+      leaseOwner: this.leaseOwner,
+      nodeId: this.options.nodeId,
+      onError: (err) => this.telemetry.error('listen', summarizeError(err)),
+    });
     const registered = this.presence.register(this.stopLoops.signal);
     this.presenceLoop = registered.then(() =>
       this.presence.heartbeatLoop(this.stopPresence.signal),
@@ -303,7 +321,7 @@ export class CommandQueue {
    */
   async drain(): Promise<void> {
     if (!this.machine.moveTo('draining')) return;
-    this.wake();
+    this.wakeUps.wake();
     this.options.log.info({ leaseOwner: this.leaseOwner }, 'command queue draining: no new claims');
     await this.presence.setStatus('draining');
   }
@@ -330,14 +348,8 @@ export class CommandQueue {
    * worker is gone. Returns the commands it ended.
    */
   async recoverStale(): Promise<Command[]> {
-    const rows = await this.db.transaction(async (tx) => {
-      const recovered = await recoverStaleCommands(tx, new Date(this.clock.now()), {
-        livenessMs: this.livenessMs,
-      });
-      for (const r of recovered) {
-        await this.audit.record(tx, 'workspace_command.recovered_stale', r);
-      }
-      return recovered;
+    const rows = await recoverStaleCommands(this.db, new Date(this.clock.now()), {
+      livenessMs: this.livenessMs,
     });
     for (const row of rows) {
       // If this node still runs it, its lease lapsed under it: stop it, record nothing.
@@ -352,8 +364,9 @@ export class CommandQueue {
     const wasStarted = this.lifecycle !== 'new';
     this.machine.moveTo('stopping');
     this.stopLoops.abort();
-    this.wake();
+    this.wakeUps.wake();
     await this.loops;
+    await this.wakeUps.close();
     const running = [...this.active.values()].map((e) => e.done);
     if (running.length > 0) {
       const all = Promise.all(running).then(() => true);
@@ -382,32 +395,11 @@ export class CommandQueue {
     );
   }
 
-  private wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp?.();
-  }
-
-  /** Sleeps until woken or `ms` passes. A wake that came while busy ends it at once. */
-  private idle(ms: number): Promise<void> {
-    if (this.wakeRequested || this.lifecycle !== 'running') return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      // An idle worker does not keep the process alive: the node's servers do that.
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.wakeUp = done;
-    });
-  }
-
   private async workLoop(): Promise<void> {
     while (this.lifecycle === 'running') {
-      this.wakeRequested = false;
+      this.wakeUps.clear();
       await this.fillSlots();
-      await this.idle(this.options.pollIntervalMs);
+      if (this.lifecycle === 'running') await this.wakeUps.idle(this.options.pollIntervalMs);
     }
   }
 
@@ -415,31 +407,36 @@ export class CommandQueue {
     return { nodeId: this.options.nodeId, livenessMs: this.livenessMs };
   }
 
-  /** Claims until every slot is busy or nothing is queued. */
+  /**
+   * Claims until every slot is busy or nothing is queued: each claim takes up to as
+   * many commands as there are free slots, in one statement.
+   */
   private async fillSlots(): Promise<void> {
     while (this.lifecycle === 'running' && this.active.size < this.options.concurrency) {
-      let command: Command | null;
+      const free = this.options.concurrency - this.active.size;
+      let claimed: Command[];
       try {
-        command = await this.db.transaction(async (tx) => {
-          const c = await claimNextCommand(
-            tx,
-            this.leaseOwner,
-            this.options.leaseMs,
-            this.claimAffinity,
-          );
-          if (c) await this.audit.record(tx, 'workspace_command.running', c);
-          return c;
-        });
+        claimed = await claimCommands(
+          this.db,
+          this.leaseOwner,
+          this.options.leaseMs,
+          free,
+          this.claimAffinity,
+        );
       } catch (err) {
         this.presence.failed();
         this.telemetry.error('claim', summarizeError(err));
+        this.backlog = true;
         return;
       }
       this.presence.reached();
-      if (command === null) return;
+      this.backlog = claimed.length === free;
       // Claimed rows run even if a stop began meanwhile: the lease is ours now.
-      this.track(this.telemetry.moved('workspace_command.running', command));
-      this.launch(command);
+      for (const command of claimed) {
+        this.track(this.telemetry.moved('workspace_command.running', command));
+        this.launch(command);
+      }
+      if (claimed.length < free) return;
     }
   }
 
@@ -452,7 +449,6 @@ export class CommandQueue {
       timeoutGraceMs: this.options.timeoutGraceMs ?? 30_000,
       outputLimitBytes: this.options.outputLimitBytes ?? 4 * 1024 * 1024,
       execute: this.options.execute,
-      audit: this.audit,
       telemetry: this.telemetry,
       waiters: this.waiters,
       track: (p) => this.track(p),
@@ -463,7 +459,7 @@ export class CommandQueue {
     this.active.set(command.id, execution);
     void execution.done.finally(() => {
       this.active.delete(command.id);
-      this.wake();
+      if (this.backlog) this.wakeUps.wake();
     });
   }
 

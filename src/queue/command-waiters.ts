@@ -27,6 +27,9 @@ function listeners<T>(map: Map<string, Set<T>>, id: string, fn: T): () => void {
   };
 }
 
+/** How many ids of commands that ended here {@link CommandWaiters} remembers. */
+const RECENT_ENDS = 1024;
+
 /**
  * The in-process side of waiting: callers on this node register here and hear of a
  * command's end, and its live output, as soon as this node knows. Polling the row
@@ -37,6 +40,7 @@ export class CommandWaiters {
   private readonly output = new Map<string, Set<OutputSink>>();
   private readonly pendingOutcome = new Map<string, Set<(p: PendingOutcome) => void>>();
   private readonly closers = new Set<(err: Error) => void>();
+  private readonly recentEnds = new Set<string>();
 
   /** Calls `fn` once when `settle` reports the command's end; returns an unsubscribe. */
   onTerminal(id: string, fn: (command: Command) => void): () => void {
@@ -68,7 +72,19 @@ export class CommandWaiters {
   settle(command: Command): void {
     const set = this.terminal.get(command.id);
     this.terminal.delete(command.id);
+    this.recentEnds.add(command.id);
+    if (this.recentEnds.size > RECENT_ENDS) {
+      this.recentEnds.delete(this.recentEnds.values().next().value as string);
+    }
     for (const fn of set ?? []) fn(command);
+  }
+
+  /**
+   * True when this node reported the command's end lately (one of the last
+   * {@link RECENT_ENDS}): a caller that registers only now has missed the notice.
+   */
+  endedLately(id: string): boolean {
+    return this.recentEnds.has(id);
   }
 
   /** Fans a chunk out to the command's output listeners; a throwing listener is dropped. */

@@ -9,4 +9,5 @@ export * from './error-summary.js';
 export type * from './execution.js';
 export * from './queue-state.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
+export { WakeUps } from './wake-ups.js';
 export { within } from './within.js';

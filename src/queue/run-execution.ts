@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Command, type CommandOutcome, finishCommand, getCommand } from '../store/commands.js';
 import type { Db } from '../store/db.js';
-import { type CommandAudit, commandEventType } from '../telemetry/audit.js';
+import { commandEventType } from '../telemetry/audit.js';
 import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
 import {
   type AbortReason,
@@ -44,7 +44,6 @@ export interface ExecutionDeps {
   timeoutGraceMs: number;
   outputLimitBytes: number;
   execute: ExecuteCommand;
-  audit: CommandAudit;
   telemetry: CommandTelemetry;
   waiters: CommandWaiters;
   /** Hands a telemetry promise to the queue, which waits for it on stop. */
@@ -121,7 +120,7 @@ async function settle(run: Promise<ExecutionResult>, signal: AbortSignal): Promi
 
 /**
  * Records the outcome with a compare-and-set on status and lease owner, the audit
- * event in the same transaction, retrying with backoff for as long as it fails
+ * event in the same statement, retrying with backoff for as long as it fails
  * (a database outage) unless the queue halts. Null when the row was no longer this
  * worker's to finish, or when the queue halted first.
  */
@@ -133,11 +132,7 @@ async function record(
 ): Promise<{ row: Command | null; recorded: boolean }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const row = await deps.db.transaction(async (tx) => {
-        const r = await finishCommand(tx, command.id, deps.leaseOwner, outcome);
-        if (r) await deps.audit.record(tx, commandEventType(r.status), r);
-        return r;
-      });
+      const row = await finishCommand(deps.db, command.id, deps.leaseOwner, outcome);
       deps.reached();
       return { row, recorded: row !== null };
     } catch (err) {

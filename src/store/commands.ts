@@ -1,98 +1,47 @@
-import type { CommandStatus, FilesRefused } from '../contract/index.js';
-import type { Queryable } from './db.js';
-import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
+/**
+ * The command queue's statements. Each move of a command is one statement that also
+ * writes the move's audit event (`command-events.ts`): no transaction wraps a move,
+ * and every guard (status, lease owner) is checked by the update itself.
+ *
+ * @module
+ */
+
+import { commandEventsInsert } from './command-events.js';
+import {
+  COLUMNS,
+  type Command,
+  type CommandStatus,
+  columnsOf,
+  type FilesRefused,
+  type TerminalCommandStatus,
+  toCommand,
+} from './command-row.js';
+import type { Db, Queryable, Subscription } from './db.js';
 import { liveWorkerCondition } from './workers.js';
 
-export type { CommandStatus, FilesRefused };
+export {
+  type Command,
+  type CommandStatus,
+  type FilesRefused,
+  TERMINAL_COMMAND_STATUSES,
+  type TerminalCommandStatus,
+} from './command-row.js';
 
-/** Statuses a command never leaves. */
-export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
+/**
+ * The channel an enqueue notifies (Postgres `NOTIFY`, payload: a {@link QueuedNotice}
+ * as JSON), so idle workers of other nodes claim without waiting for their poll.
+ */
+export const COMMAND_QUEUED_CHANNEL = 'memql_command_queued';
 
-/** A terminal command status. */
-export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
-
-/** A command row. `request` holds what the runner needs; it is never audited. */
-export interface Command {
-  id: string;
-  runId: string;
-  workspaceId: string | null;
-  ownerUserId: string;
-  conversationId: string | null;
-  callId: string | null;
-  status: CommandStatus;
-  request: Record<string, unknown>;
-  timeoutMs: number;
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  cancelRequested: boolean;
-  exitCode: number | null;
-  errorCode: string | null;
-  errorCategory: string | null;
-  stdout: Buffer | null;
-  stderr: Buffer | null;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  /** The signal that ended the command, if the executor reported one. */
-  signal: string | null;
-  /** True when the memory limit ended the command, where the executor can tell. */
-  oomKilled: boolean;
-  /** How long the execution itself ran, as the executor measured it (ms). */
-  execDurationMs: number | null;
+/** What a worker hears of a command queued anywhere. */
+export interface QueuedNotice {
+  /** Who queued it (the `notify` of {@link EnqueueOptions}): that queue woke itself. */
+  sender: string;
   /**
-   * Entries the command left that its sync could not keep; null or absent when none
-   * (read rows always carry it).
+   * The node holding the run's workspace when it was queued, or null when none held
+   * it: only that node's workers may claim it while it lives (see {@link ClaimAffinity}).
    */
-  filesRefused?: FilesRefused | null;
-  queuedAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
-
-const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
-  request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
-  error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
-  oom_killed, exec_duration_ms, files_refused, queued_at, started_at, finished_at`;
-
-function filesRefusedOrNull(v: unknown): FilesRefused | null {
-  if (v === null || v === undefined) return null;
-  // Drivers hand jsonb back parsed; a text value is parsed here.
-  return (typeof v === 'string' ? JSON.parse(v) : v) as FilesRefused;
-}
-
-function toCommand(r: Record<string, unknown>): Command {
-  return {
-    id: String(r.id),
-    runId: String(r.run_id),
-    workspaceId: textOrNull(r.workspace_id),
-    ownerUserId: String(r.owner_user_id),
-    conversationId: textOrNull(r.conversation_id),
-    callId: textOrNull(r.call_id),
-    status: r.status as CommandStatus,
-    request: (r.request ?? {}) as Record<string, unknown>,
-    timeoutMs: Number(r.timeout_ms),
-    attempts: Number(r.attempts),
-    leaseOwner: textOrNull(r.lease_owner),
-    leaseExpiresAt: dateOrNull(r.lease_expires_at),
-    cancelRequested: r.cancel_requested === true,
-    exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
-    errorCode: textOrNull(r.error_code),
-    errorCategory: textOrNull(r.error_category),
-    stdout: bytesOrNull(r.stdout),
-    stderr: bytesOrNull(r.stderr),
-    stdoutTruncated: r.stdout_truncated === true,
-    stderrTruncated: r.stderr_truncated === true,
-    signal: textOrNull(r.signal),
-    oomKilled: r.oom_killed === true,
-    execDurationMs:
-      r.exec_duration_ms === null || r.exec_duration_ms === undefined
-        ? null
-        : Number(r.exec_duration_ms),
-    filesRefused: filesRefusedOrNull(r.files_refused),
-    queuedAt: date(r.queued_at),
-    startedAt: dateOrNull(r.started_at),
-    finishedAt: dateOrNull(r.finished_at),
-  };
+  holder: string | null;
 }
 
 /** What {@link enqueueCommand} needs. */
@@ -107,20 +56,48 @@ export interface NewCommand {
   timeoutMs: number;
 }
 
+/** Options of {@link enqueueCommand}. */
+export interface EnqueueOptions {
+  /**
+   * Also `NOTIFY` {@link COMMAND_QUEUED_CHANNEL}, in the same statement, naming this
+   * sender (a queue of node `nodeId`), unless `nodeId` holds the run's workspace: then
+   * only that node's workers may claim the command, and the sender woke its own. Only
+   * worth it on a driver that can listen.
+   */
+  notify?: { sender: string; nodeId: string };
+}
+
 /**
- * Queues a command. With a `callId` already used for the same run, nothing is
- * inserted and the first command is returned with `created: false`.
+ * Queues a command and writes its `workspace_command.queued` event, in one statement.
+ * With a `callId` already used for the same run, nothing is inserted (and no event
+ * written): the first command is returned with `created: false`.
  */
 export async function enqueueCommand(
   q: Queryable,
   cmd: NewCommand,
+  options: EnqueueOptions = {},
 ): Promise<{ command: Command; created: boolean }> {
+  // A notice costs more than its message: Postgres serializes the commits of notifying
+  // transactions. The enqueue of a node for a run it holds (every call through a host)
+  // sends none.
+  const notify =
+    options.notify === undefined
+      ? ''
+      : `, (select case when h.node_id is distinct from $10::text then
+             pg_notify('${COMMAND_QUEUED_CHANNEL}',
+               json_build_object('sender', $9::text, 'holder', h.node_id)::text) end
+           from (select (select w.node_id from workbench_workspace w
+                         where w.run_id = $2 and w.status = 'provisioned') as node_id) h)
+           as notified`;
   const rows = await q.query(
-    `insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
-       call_id, request, timeout_ms)
-     values ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
-     on conflict (run_id, call_id) where call_id is not null do nothing
-     returning ${COLUMNS}`,
+    `with inserted as (
+       insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
+         call_id, request, timeout_ms)
+       values ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+       on conflict (run_id, call_id) where call_id is not null do nothing
+       returning ${COLUMNS}
+     ), events as (${commandEventsInsert('inserted')})
+     select ${COLUMNS}${notify} from inserted`,
     [
       cmd.id,
       cmd.runId,
@@ -130,6 +107,7 @@ export async function enqueueCommand(
       cmd.callId ?? null,
       JSON.stringify(cmd.request),
       cmd.timeoutMs,
+      ...(options.notify === undefined ? [] : [options.notify.sender, options.notify.nodeId]),
     ],
   );
   if (rows[0]) return { command: toCommand(rows[0]), created: true };
@@ -140,10 +118,54 @@ export async function enqueueCommand(
   return { command: toCommand(first[0]!), created: false };
 }
 
+/**
+ * Calls `onQueued` for every notice an {@link enqueueCommand} with `notify` sent, on
+ * any node, and `onListening` each time the listening connection is (re)established
+ * (what was queued while it was down is not announced). Null when the driver cannot
+ * listen: PGlite is one connection in this process, where the enqueuing queue wakes
+ * its own worker and polling finds the rest.
+ */
+export function listenForQueuedCommands(
+  db: Db,
+  onQueued: (notice: QueuedNotice) => void,
+  onListening?: () => void,
+): Promise<Subscription> | null {
+  if (!db.listen) return null;
+  return db.listen(
+    COMMAND_QUEUED_CHANNEL,
+    (payload) => {
+      const notice = parseQueuedNotice(payload);
+      if (notice) onQueued(notice);
+    },
+    onListening,
+  );
+}
+
+/** A {@link QueuedNotice} from its payload; null for anything else on the channel. */
+function parseQueuedNotice(payload: string): QueuedNotice | null {
+  try {
+    const v = JSON.parse(payload) as { sender?: unknown; holder?: unknown };
+    if (typeof v.sender !== 'string') return null;
+    return { sender: v.sender, holder: typeof v.holder === 'string' ? v.holder : null };
+  } catch {
+    return null;
+  }
+}
+
 /** Reads one command. */
 export async function getCommand(q: Queryable, id: string): Promise<Command | null> {
   const rows = await q.query(`select ${COLUMNS} from workspace_command where id = $1`, [id]);
   return rows[0] ? toCommand(rows[0]) : null;
+}
+
+/** Reads several commands in one statement; ids without a row are absent from the result. */
+export async function getCommands(q: Queryable, ids: readonly string[]): Promise<Command[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.query(
+    `select ${COLUMNS} from workspace_command where id = any($1::text[])`,
+    [ids],
+  );
+  return rows.map(toCommand);
 }
 
 /**
@@ -160,32 +182,49 @@ export interface ClaimAffinity {
 }
 
 /**
- * Claims the oldest claimable queued command for `leaseOwner`, or returns null when
- * none is queued. `SKIP LOCKED` lets concurrent workers claim different rows without
- * waiting. Without `affinity`, any queued command is claimable.
+ * Claims up to `limit` of the oldest claimable queued commands for `leaseOwner`, and
+ * writes their `workspace_command.running` events, in one statement; returns them
+ * oldest first (none when nothing is queued). `SKIP LOCKED` lets concurrent workers
+ * claim different rows without waiting, and the update checks each row is still
+ * queued. Without `affinity`, any queued command is claimable.
  */
-export async function claimNextCommand(
+export async function claimCommands(
   q: Queryable,
   leaseOwner: string,
   leaseMs: number,
+  limit: number,
   affinity?: ClaimAffinity,
-): Promise<Command | null> {
+): Promise<Command[]> {
   const rows = await q.query(
-    `update workspace_command c set status = 'running', lease_owner = $1,
-       lease_expires_at = now() + ($2 * interval '1 millisecond'),
-       attempts = c.attempts + 1, started_at = now()
-     where c.id = (
+    `with picked as materialized (
        select q.id from workspace_command q
        left join workbench_workspace w on w.run_id = q.run_id and w.status = 'provisioned'
        where q.status = 'queued'
          and ($3::text is null or w.node_id is null or w.node_id = $3
               or not exists (select 1 from workbench_worker k
                              where k.node_id = w.node_id and ${liveWorkerCondition('k', 4)}))
-       order by q.queued_at, q.id limit 1 for update of q skip locked)
-     returning ${COLUMNS}`,
-    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0],
+       order by q.queued_at, q.id limit $5 for update of q skip locked
+     ), claimed as (
+       update workspace_command c set status = 'running', lease_owner = $1,
+         lease_expires_at = now() + ($2 * interval '1 millisecond'),
+         attempts = c.attempts + 1, started_at = now()
+       from picked p where c.id = p.id and c.status = 'queued'
+       returning ${columnsOf('c')}
+     ), events as (${commandEventsInsert('claimed')})
+     select ${COLUMNS} from claimed order by queued_at, id`,
+    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0, limit],
   );
-  return rows[0] ? toCommand(rows[0]) : null;
+  return rows.map(toCommand);
+}
+
+/** {@link claimCommands} of one command: the oldest claimable one, or null. */
+export async function claimNextCommand(
+  q: Queryable,
+  leaseOwner: string,
+  leaseMs: number,
+  affinity?: ClaimAffinity,
+): Promise<Command | null> {
+  return (await claimCommands(q, leaseOwner, leaseMs, 1, affinity))[0] ?? null;
 }
 
 /** Extends a running command's lease; false when the lease is no longer ours. */
@@ -267,8 +306,9 @@ export interface CommandOutcome {
 }
 
 /**
- * Records a running command's outcome, only if it is still running under this lease
- * owner: a late finisher never overwrites a recovered or cancelled command.
+ * Records a running command's outcome and writes its event (`completed`, `failed`,
+ * `timed_out` or `cancelled`), in one statement, only if it is still running under
+ * this lease owner: a late finisher never overwrites a recovered or cancelled command.
  */
 export async function finishCommand(
   q: Queryable,
@@ -277,12 +317,16 @@ export async function finishCommand(
   outcome: CommandOutcome,
 ): Promise<Command | null> {
   const rows = await q.query(
-    `update workspace_command set status = $3, exit_code = $4, error_code = $5,
-       error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
-       stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
-       files_refused = $14::text::jsonb, finished_at = now(), lease_owner = null, lease_expires_at = null
-     where id = $1 and status = 'running' and lease_owner = $2
-     returning ${COLUMNS}`,
+    `with finished as (
+       update workspace_command set status = $3, exit_code = $4, error_code = $5,
+         error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
+         stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
+         files_refused = $14::text::jsonb, finished_at = now(), lease_owner = null,
+         lease_expires_at = null
+       where id = $1 and status = 'running' and lease_owner = $2
+       returning ${COLUMNS}
+     ), events as (${commandEventsInsert('finished')})
+     select ${COLUMNS} from finished`,
     [
       id,
       leaseOwner,
@@ -306,9 +350,9 @@ export async function finishCommand(
 }
 
 /**
- * Cancels a command: a queued one ends `cancelled` at once; a running one is flagged
- * so its worker kills the sandbox and records the end. Returns the row afterwards,
- * or null when absent.
+ * Cancels a command: a queued one ends `cancelled` at once, with its event; a running
+ * one is flagged so its worker kills the sandbox and records the end. Returns the row
+ * afterwards, or null when absent.
  */
 export async function requestCommandCancel(q: Queryable, id: string): Promise<Command | null> {
   return (await cancelCommand(q, id)).command;
@@ -327,9 +371,12 @@ export async function cancelCommand(
   id: string,
 ): Promise<{ command: Command | null; effect: CancelEffect }> {
   const queued = await q.query(
-    `update workspace_command set status = 'cancelled', cancel_requested = true,
-       error_code = 'cancelled', error_category = 'cancelled', finished_at = now()
-     where id = $1 and status = 'queued' returning ${COLUMNS}`,
+    `with cancelled as (
+       update workspace_command set status = 'cancelled', cancel_requested = true,
+         error_code = 'cancelled', error_category = 'cancelled', finished_at = now()
+       where id = $1 and status = 'queued' returning ${COLUMNS}
+     ), events as (${commandEventsInsert('cancelled')})
+     select ${COLUMNS} from cancelled`,
     [id],
   );
   if (queued[0]) return { command: toCommand(queued[0]), effect: 'cancelled' };
@@ -346,9 +393,10 @@ export async function cancelCommand(
  * Ends running commands whose worker can no longer finish them as `failed`, code
  * `command_lost`, category `recovered_stale`: those whose lease expired before `now`
  * and, with `livenessMs`, those whose lease owner has no live worker row (its process
- * died or stopped). Each update re-checks status and the lease it saw, so a worker
- * that finishes concurrently wins or loses cleanly; a recovered command is never
- * queued again, so it never runs twice.
+ * died or stopped), with a `workspace_command.recovered_stale` event each, in one
+ * statement. Each update re-checks status and the lease it saw, so a worker that
+ * finishes concurrently wins or loses cleanly; a recovered command is never queued
+ * again, so it never runs twice.
  */
 export async function recoverStaleCommands(
   q: Queryable,
@@ -362,14 +410,17 @@ export async function recoverStaleCommands(
                      where k.lease_owner = workspace_command.lease_owner
                        and ${liveWorkerCondition('k', 3)})`;
   const rows = await q.query(
-    `update workspace_command c set status = 'failed', error_code = 'command_lost',
-       error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
-       lease_expires_at = null
-     from (select id, lease_owner from workspace_command
-           where status = 'running' and (lease_expires_at < $1 or ${deadWorker})
-           order by lease_expires_at limit $2 for update skip locked) s
-     where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
-     returning ${COLUMNS.replace(/(\w+)/g, 'c.$1')}`,
+    `with recovered as (
+       update workspace_command c set status = 'failed', error_code = 'command_lost',
+         error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
+         lease_expires_at = null
+       from (select id, lease_owner from workspace_command
+             where status = 'running' and (lease_expires_at < $1 or ${deadWorker})
+             order by lease_expires_at limit $2 for update skip locked) s
+       where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
+       returning ${columnsOf('c')}
+     ), events as (${commandEventsInsert('recovered', 'recovered_stale')})
+     select ${COLUMNS} from recovered`,
     opts.livenessMs === undefined
       ? [now, opts.limit ?? 100]
       : [now, opts.limit ?? 100, opts.livenessMs],

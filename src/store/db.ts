@@ -24,6 +24,11 @@ export interface Queryable {
 /** Which driver a {@link Db} runs on. */
 export type DbKind = 'postgres' | 'pglite';
 
+/** A `LISTEN` a {@link Db} holds open; `close` ends it. */
+export interface Subscription {
+  close(): Promise<void>;
+}
+
 /** A database handle owned by the node that opened it. */
 export interface Db extends Queryable {
   /** The driver in use, for logs and for the few places where the two differ. */
@@ -33,6 +38,18 @@ export interface Db extends Queryable {
    * it throws. Statements inside must go through the `tx` handle.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Listens for `NOTIFY` on `channel` on a connection of its own, calling `onNotify`
+   * with each payload, and `onListening` each time that connection is (re)established:
+   * what was notified while it was down is lost, so the caller catches up then.
+   * Resolves once listening. Optional: postgres.js has it; PGlite, one connection in
+   * this process, does not (statements of its only connection cannot wake another).
+   */
+  listen?(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListening?: () => void,
+  ): Promise<Subscription>;
   /** Closes the driver; later calls fail. */
   close(): Promise<void>;
 }

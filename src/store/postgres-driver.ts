@@ -14,11 +14,20 @@ export interface PostgresOptions {
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
+/**
+ * Statements with parameters are prepared once per connection: unprepared, postgres.js
+ * sends each one as a parse and describe, waits for the parameter types, then binds
+ * and executes it, so every statement cost two round trips and a fresh parse and plan.
+ * The store's statement texts are a fixed set (values only ever travel as
+ * parameters), so each connection holds a bounded number of them.
+ */
+const PREPARED = { prepare: true } as const;
+
 function queryable(sql: Sql): Queryable {
   return {
     async query<T extends Row = Row>(text: string, params: readonly unknown[] = []) {
       try {
-        const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+        const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], PREPARED);
         return [...rows] as unknown as T[];
       } catch (err) {
         throw translateDbError(err);
@@ -26,7 +35,7 @@ function queryable(sql: Sql): Queryable {
     },
     async execute(text: string, params: readonly unknown[] = []) {
       try {
-        const res = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+        const res = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], PREPARED);
         return res.count;
       } catch (err) {
         throw translateDbError(err);
@@ -89,6 +98,16 @@ export function openPostgres(options: PostgresOptions): Db {
       } catch (err) {
         // What `fn` threw is the caller's own (its statements translate their errors).
         if (thrown.has(err)) throw err;
+        throw translateDbError(err);
+      }
+    },
+    async listen(channel, onNotify, onListening) {
+      try {
+        // postgres.js listens on one dedicated connection and listens again after it
+        // reconnects, calling `onListening` each time.
+        const meta = await sql.listen(channel, onNotify, onListening);
+        return { close: () => meta.unlisten().then(() => undefined) };
+      } catch (err) {
         throw translateDbError(err);
       }
     },

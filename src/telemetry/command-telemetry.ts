@@ -1,7 +1,8 @@
 /**
  * Operator telemetry of the command queue: one structured log line per command move,
  * carrying the event type, the allow-listed command fields of the audit metadata and
- * the live queue counts, and the matching Prometheus observations.
+ * the live queue counts as last read (`live-counts.ts`: at most a second old, absent
+ * when older), and the matching Prometheus observations.
  *
  * Log lines use the same allow-list as audit events ({@link commandAuditMetadata}), so
  * command text, env, stdin and output never reach a log line either.
@@ -16,6 +17,7 @@ import {
   commandDurationMs,
   queueWaitMs,
 } from './audit.js';
+import { liveCountsCache } from './live-counts.js';
 import type { Logger } from './logger.js';
 import type { CommandMetrics, LiveCommandCounts } from './metrics.js';
 
@@ -46,8 +48,13 @@ export interface CommandTelemetryOptions {
   /** The node's logger; lines are written on a `{ component: 'command-queue' }` child. */
   log: Logger;
   metrics: CommandMetrics;
-  /** Reads the live counts of the shared queue (`countLiveCommands`). */
+  /**
+   * Reads the live counts of the shared queue (`countLiveCommands`): in the
+   * background, at most once per `liveCountsMaxAgeMs`, never on a move's path.
+   */
   liveCounts: () => Promise<LiveCommandCounts>;
+  /** How old counts may be and still go on a log line, ms. Default 1000. */
+  liveCountsMaxAgeMs?: number;
 }
 
 /** Counts of one temporary-directory sweep. */
@@ -62,7 +69,8 @@ export interface TempCleanupCounts {
 export interface CommandTelemetry {
   /**
    * Records a move the audit log also records: metrics, then one log line with the
-   * live counts. Never throws.
+   * live counts as last read. Resolves once a read of the counts it started (when
+   * those were stale) is done; the line does not wait for it. Never throws.
    */
   moved(eventType: CommandEventType, command: Command): Promise<void>;
   /** Logs a log-only event about a command (see {@link CommandLogEvent}). */
@@ -88,16 +96,11 @@ const TERMINAL_EVENTS: ReadonlySet<CommandEventType> = new Set([
 export function createCommandTelemetry(options: CommandTelemetryOptions): CommandTelemetry {
   const log = options.log.child({ component: 'command-queue' });
   const { metrics } = options;
-
-  async function counts(): Promise<LiveCommandCounts | null> {
-    try {
-      const live = await options.liveCounts();
-      metrics.setLiveCounts(live);
-      return live;
-    } catch {
-      return null;
-    }
-  }
+  const live = liveCountsCache({
+    read: options.liveCounts,
+    ...(options.liveCountsMaxAgeMs === undefined ? {} : { maxAgeMs: options.liveCountsMaxAgeMs }),
+    onRead: (counts) => metrics.setLiveCounts(counts),
+  });
 
   return {
     async moved(eventType, command) {
@@ -106,16 +109,16 @@ export function createCommandTelemetry(options: CommandTelemetryOptions): Comman
       if (TERMINAL_EVENTS.has(eventType)) {
         metrics.ended(command.status, command.errorCategory, commandDurationMs(command));
       }
-      const live = await counts();
       const line = {
         event: eventType,
         ...commandAuditMetadata(command),
         ...(command.status === 'timed_out' ? { timeoutCategory: command.errorCategory } : {}),
-        ...(live ?? {}),
+        ...(live.recent() ?? {}),
       };
       const failed = command.status === 'failed' || command.status === 'timed_out';
       if (failed) log.warn(line, eventType);
       else log.info(line, eventType);
+      await live.settled();
     },
     note(event, command, detail = {}) {
       const line = { event, ...detail, ...commandAuditMetadata(command) };

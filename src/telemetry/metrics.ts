@@ -31,7 +31,8 @@ export interface CommandMetricsOptions {
   registry?: Registry;
   /**
    * Reads the live counts at scrape time, so the depth gauge is current even when no
-   * command moved lately. Without it the gauge shows the counts of the last event.
+   * command moved lately. Without it the gauge shows the counts the queue's telemetry
+   * last read (about once a second while commands move).
    */
   liveCounts?: () => Promise<LiveCommandCounts>;
 }

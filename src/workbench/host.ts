@@ -377,7 +377,7 @@ export class WorkbenchHost {
         request: exec.request,
         timeoutMs: exec.timeoutMs,
       });
-      return this.awaitCommand(command.id, options);
+      return this.awaitCommand(command, options);
     }
     const files: FileContext = {
       root: ws.dir,
@@ -412,7 +412,8 @@ export class WorkbenchHost {
    * command; the node stopping does not (the command is left to run, here or on the
    * workspace's next holder), and the call then answers how to find the outcome.
    */
-  private async awaitCommand(commandId: string, options: DispatchOptions): Promise<ExecPayload> {
+  private async awaitCommand(command: Command, options: DispatchOptions): Promise<ExecPayload> {
+    const commandId = command.id;
     const stopped = new AbortController();
     const onAbort = () => {
       if (isNodeStopping(options.signal?.reason)) stopped.abort();
@@ -428,6 +429,7 @@ export class WorkbenchHost {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const done = await this.queue.waitForTerminal(commandId, {
+        row: command,
         signal: stopped.signal,
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
       });

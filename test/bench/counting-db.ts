@@ -14,9 +14,22 @@ export interface StatementTally {
   ms: number;
 }
 
-/** `insert audit_event`, `update workspace_command`, `select count`, ... */
+/**
+ * `insert into audit_event`, `update workspace_command`, `select count`, ...; a
+ * statement with data-modifying CTEs is labelled by every write it makes
+ * (`update workspace_command + insert into audit_event`).
+ */
 export function statementLabel(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim().toLowerCase();
+  if (s.startsWith('with ')) {
+    // Named by its first data-modifying CTE: `claimed: update workspace_command + ...`.
+    const name = /\b([a-z_]+) as \( ?(?:insert into|update|delete from) /.exec(s)?.[1];
+    const writes = [...s.matchAll(/\b(?<!for )(insert into|update|delete from) ([a-z_]+)/g)].map(
+      (w) => `${w[1]} ${w[2]}`,
+    );
+    const notify = s.includes('pg_notify(') ? ' + notify (if another node may claim)' : '';
+    if (writes.length > 0) return `${name ? `${name}: ` : ''}${writes.join(' + ')}${notify}`;
+  }
   const m =
     /^(insert into|update|delete from) ([a-z_]+)/.exec(s) ??
     /^(select) .*? from ([a-z_]+)/.exec(s) ??
@@ -54,6 +67,7 @@ export function countingDb(db: Db): {
     kind: db.kind,
     ...wrap(db),
     transaction: (fn) => timed('transaction', () => db.transaction((tx) => fn(wrap(tx)))),
+    ...(db.listen ? { listen: db.listen } : {}),
     close: () => db.close(),
   };
   return { db: wrapped, tallies, reset: () => tallies.clear() };

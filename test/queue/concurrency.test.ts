@@ -5,12 +5,15 @@ import { type Command, listAuditEvents } from '../../src/store/index.js';
 import { queueWaitMs } from '../../src/telemetry/audit.js';
 import { createCommandMetrics } from '../../src/telemetry/metrics.js';
 import {
+  emptyRun,
   eventually,
+  isClaim,
   makeQueue,
   newRun,
   runnerExecutor,
   setupDb,
   tempDir,
+  watchedDb,
 } from './queue-support.js';
 
 t.test(
@@ -158,3 +161,45 @@ t.test(
     t.equal(count?.value, 50, 'the queue wait histogram saw all 50');
   },
 );
+
+t.test('a claim fills every free slot in one statement, with one running event each', async (t) => {
+  const { db } = await setupDb(t);
+  const run = await newRun(db);
+  let claims = 0;
+  const watched = watchedDb(db, (sql) => {
+    if (isClaim(sql)) claims += 1;
+  });
+  const started = new Set<string>();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const queue = makeQueue(t, {
+    db: watched,
+    concurrency: 6,
+    pollIntervalMs: 2_000_000_000,
+    execute: async (command, ctx) => {
+      started.add(command.id);
+      await Promise.race([
+        gate,
+        new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true })),
+      ]);
+      return emptyRun();
+    },
+  });
+  // Six wait in the queue before the worker starts, one for each of its slots.
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    ids.push((await queue.enqueue({ ...run, request: { n: i }, timeoutMs: 20_000 })).command.id);
+  }
+  queue.start();
+  await eventually(async () => (started.size === 6 ? true : undefined), 30_000, '6 running');
+  t.equal(claims, 1, 'one claim statement took all six');
+  const running = (await listAuditEvents(db, { runId: run.runId }))
+    .filter((e) => e.eventType === 'workspace_command.running')
+    .map((e) => e.commandId);
+  t.same(running, ids, 'a running event for each, in queue order');
+  release();
+  const done = await Promise.all(ids.map((id) => queue.waitForTerminal(id)));
+  t.ok(done.every((c) => c.status === 'completed'));
+});

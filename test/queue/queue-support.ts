@@ -8,6 +8,7 @@ import {
   CommandQueue,
   type CommandQueueOptions,
   type ExecuteCommand,
+  type ExecutionResult,
 } from '../../src/queue/index.js';
 import type { Runner } from '../../src/sandbox/runner.js';
 import {
@@ -84,6 +85,22 @@ export interface TestRequest {
   stdin?: string;
 }
 
+/** What an executor returns for a command that ended at once: exit 0, no output. */
+export function emptyRun(): ExecutionResult {
+  return {
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+    oomKilled: false,
+    stdout: new Uint8Array(0),
+    stderr: new Uint8Array(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    durationMs: 0,
+  };
+}
+
 /** An executor that runs `request.command` through a real runner in `workspaceDir`. */
 export function runnerExecutor(runner: Runner, workspaceDir: string): ExecuteCommand {
   return (command, ctx) => {
@@ -146,8 +163,8 @@ export async function eventually<T>(
 
 /**
  * Wraps `db` so that `seen(sql)` is called each time a statement completes, inside
- * transactions too: a test can tell when a worker has run a given statement (its
- * claim, say) instead of guessing how long that takes.
+ * transactions too, and once a `listen` listens: a test can tell when a worker has run
+ * a given statement (its claim, say) instead of guessing how long that takes.
  */
 export function watchedDb(db: Db, seen: (sql: string) => void): Db {
   const after = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
@@ -164,11 +181,18 @@ export function watchedDb(db: Db, seen: (sql: string) => void): Db {
     kind: db.kind,
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    // A listen is seen once it listens (`listen <channel>`).
+    ...(db.listen
+      ? {
+          listen: (channel, onNotify, onListening) =>
+            after(`listen ${channel}`, () => db.listen!(channel, onNotify, onListening)),
+        }
+      : {}),
     close: () => db.close(),
   };
 }
 
-/** Whether `sql` is the worker's claim of a queued command (`claimNextCommand`). */
+/** Whether `sql` is the worker's claim of queued commands (`claimCommands`). */
 export function isClaim(sql: string): boolean {
   return /set status = 'running'/.test(sql);
 }

@@ -122,6 +122,51 @@ t.test('two nodes on one database share the queue', async (t) => {
     const end = await q.waitForTerminal(command.id);
     t.equal(end.status, 'completed');
     t.equal(end.stdout?.toString(), 'hi\n');
+    // A caller holding the row as it was queued, arriving after this node ended it, is
+    // answered by a read of the row (it missed the notice, and no poll comes).
+    const late = await q.waitForTerminal(command.id, { row: command });
+    t.equal(late.status, 'completed');
+  });
+
+  t.test('a command queued through another node wakes an idle worker by NOTIFY', async (t) => {
+    const run = await newRun(db);
+    let claims = 0;
+    let listening = false;
+    const watched = watchedDb(dbB, (sql) => {
+      if (isClaim(sql)) claims += 1;
+      if (sql === 'listen memql_command_queued') listening = true;
+    });
+    // A poll every ~23 days: within the test only a notice can start the command.
+    const b = makeQueue(t, {
+      db: watched,
+      execute: recording('b', dbB),
+      nodeId: 'node-b',
+      pollIntervalMs: 2_000_000_000,
+    });
+    // Never started: its enqueue wakes no worker of its own.
+    const a = makeQueue(t, { db, execute: recording('a', db), nodeId: 'node-a' });
+    b.start();
+    await eventually(
+      async () => (claims > 0 && listening ? true : undefined),
+      30_000,
+      'the first claim and the listen',
+    );
+    const { command } = await a.enqueue({
+      ...run,
+      request: { command: 'echo woken' },
+      timeoutMs: 5000,
+    });
+    // Node-b runs it, so its own in-process notice answers this wait.
+    const end = await b.waitForTerminal(command.id);
+    t.equal(end.stdout?.toString(), 'woken\n');
+    const log = await db.query<{ node: string }>(
+      'select node from test_run_log where command_id = $1',
+      [command.id],
+    );
+    t.same(
+      log.map((r) => r.node),
+      ['b'],
+    );
   });
 
   t.test('rows another node left behind are found by polling', async (t) => {

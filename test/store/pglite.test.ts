@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRun, getRun, openDb } from '../../src/store/index.js';
+import { commandEventsSuite } from './command-events-suite.js';
 import { storeSuite } from './store-suite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-pglite-'));
@@ -13,6 +14,7 @@ t.teardown(() => db.close());
 t.equal(db.kind, 'pglite');
 
 storeSuite(t, db);
+commandEventsSuite(t, db);
 
 t.test('the embedded database keeps its rows across a reopen', async (t) => {
   const other = await openDb({ kind: 'pglite', dataDir: join(dir, 'reopen') });

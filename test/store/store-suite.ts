@@ -37,7 +37,8 @@ import {
 } from '../../src/store/index.js';
 
 let seq = 0;
-function uid(prefix: string): string {
+/** An id no other subtest of this process uses. */
+export function uid(prefix: string): string {
   seq += 1;
   return `${prefix}-${process.pid}-${seq}`;
 }

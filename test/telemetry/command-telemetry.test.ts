@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Command } from '../../src/store/commands.js';
 import { createCommandTelemetry } from '../../src/telemetry/command-telemetry.js';
 import { createCommandMetrics } from '../../src/telemetry/metrics.js';
-import { captureLog } from '../queue/queue-support.js';
+import { captureLog, eventually } from '../queue/queue-support.js';
 
 const base: Command = {
   id: 'cmd-1',
@@ -36,15 +36,26 @@ const base: Command = {
 t.test('a move is one log line with the live counts, and the matching metrics', async (t) => {
   const captured = captureLog();
   const metrics = createCommandMetrics();
+  let reads = 0;
   const telemetry = createCommandTelemetry({
     log: captured.log,
     metrics,
-    liveCounts: async () => ({ queued: 7, running: 3, cancelling: 1 }),
+    liveCounts: async () => {
+      reads += 1;
+      return { queued: 7, running: 3, cancelling: 1 };
+    },
+    // Counts read in this test stay fresh for its whole length.
+    liveCountsMaxAgeMs: 600_000,
   });
+  // No counts were read yet: the first line goes out without them, and starts a read.
+  await telemetry.moved('workspace_command.running', { ...base, status: 'running' });
+  await telemetry.moved('workspace_command.timed_out', base);
   await telemetry.moved('workspace_command.timed_out', base);
   telemetry.tempCleanup({ removed: 4, failed: 1 });
   captured.log.flush();
-  const [line, cleanup] = captured.lines();
+  const [first, line, third, cleanup] = captured.lines();
+  t.match(first, { event: 'workspace_command.running', commandId: 'cmd-1' });
+  t.notOk('queued' in (first ?? {}), 'no counts before the first read');
   t.match(line, {
     event: 'workspace_command.timed_out',
     commandId: 'cmd-1',
@@ -58,6 +69,8 @@ t.test('a move is one log line with the live counts, and the matching metrics', 
     cancelling: 1,
     component: 'command-queue',
   });
+  t.match(third, { queued: 7 });
+  t.equal(reads, 1, 'moves read the counts once per max age, not once per move');
   t.notOk('request' in (line ?? {}), 'no request on the line');
   t.notMatch(captured.text(), 'sleep 100');
   t.notMatch(captured.text(), 'partial');
@@ -66,9 +79,30 @@ t.test('a move is one log line with the live counts, and the matching metrics', 
   t.match(text, 'memql_workspace_command_queue_depth{state="queued"} 7');
   t.match(
     text,
-    'memql_workspace_commands_terminal_total{status="timed_out",error_category="command_timeout"} 1',
+    'memql_workspace_commands_terminal_total{status="timed_out",error_category="command_timeout"} 2',
   );
-  t.match(text, 'memql_workspace_command_duration_seconds_count{status="timed_out"} 1');
+  t.match(text, 'memql_workspace_command_duration_seconds_count{status="timed_out"} 2');
+});
+
+t.test('counts older than the max age are read again', async (t) => {
+  const captured = captureLog();
+  let reads = 0;
+  const telemetry = createCommandTelemetry({
+    log: captured.log,
+    metrics: createCommandMetrics(),
+    liveCounts: async () => {
+      reads += 1;
+      return { queued: reads, running: 0, cancelling: 0 };
+    },
+    liveCountsMaxAgeMs: 0,
+  });
+  const queued = { ...base, status: 'queued' as const, startedAt: null, finishedAt: null };
+  await telemetry.moved('workspace_command.queued', queued);
+  await eventually(async () => {
+    await telemetry.moved('workspace_command.queued', queued);
+    return reads >= 2 ? true : undefined;
+  });
+  t.ok(reads >= 2, 'stale counts start another read');
 });
 
 t.test('a failing count read still logs the move', async (t) => {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { within } from '../../queue/index.js';
+import { WakeUps, within } from '../../queue/index.js';
 import { type Db, listLiveWorkspacesForNode } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 
@@ -31,7 +31,7 @@ export interface WorkspaceHandoffDeps {
 export class WorkspaceHandoff {
   private loop: Promise<void> | null = null;
   private stopped = false;
-  private wake: (() => void) | null = null;
+  private readonly wakeUps = new WakeUps();
 
   constructor(private readonly deps: WorkspaceHandoffDeps) {}
 
@@ -48,7 +48,7 @@ export class WorkspaceHandoff {
    */
   async finish(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.wakeUps.wake();
     await this.loop;
     await this.pass(true).catch((err: unknown) =>
       this.deps.log.warn(
@@ -75,21 +75,13 @@ export class WorkspaceHandoff {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      this.wakeUps.clear();
       try {
         await this.pass();
       } catch (err) {
         this.deps.log.warn({ err: (err as Error).message }, 'handoff pass failed; retrying');
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.wake = null;
-          resolve();
-        };
-        const timer = setTimeout(done, HANDOFF_POLL_MS);
-        timer.unref();
-        this.wake = done;
-      });
+      if (!this.stopped) await this.wakeUps.idle(HANDOFF_POLL_MS);
     }
   }
 }

@@ -1,0 +1,108 @@
+/**
+ * A `workspace_command` row as the queue sees it, and how it is read: the columns every
+ * command statement returns and their decoding.
+ *
+ * @module
+ */
+
+import type { CommandStatus, FilesRefused } from '../contract/index.js';
+import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
+
+export type { CommandStatus, FilesRefused };
+
+/** Statuses a command never leaves. */
+export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'cancelled'] as const;
+
+/** A terminal command status. */
+export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
+
+/** A command row. `request` holds what the runner needs; it is never audited. */
+export interface Command {
+  id: string;
+  runId: string;
+  workspaceId: string | null;
+  ownerUserId: string;
+  conversationId: string | null;
+  callId: string | null;
+  status: CommandStatus;
+  request: Record<string, unknown>;
+  timeoutMs: number;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  cancelRequested: boolean;
+  exitCode: number | null;
+  errorCode: string | null;
+  errorCategory: string | null;
+  stdout: Buffer | null;
+  stderr: Buffer | null;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** The signal that ended the command, if the executor reported one. */
+  signal: string | null;
+  /** True when the memory limit ended the command, where the executor can tell. */
+  oomKilled: boolean;
+  /** How long the execution itself ran, as the executor measured it (ms). */
+  execDurationMs: number | null;
+  /**
+   * Entries the command left that its sync could not keep; null or absent when none
+   * (read rows always carry it).
+   */
+  filesRefused?: FilesRefused | null;
+  queuedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** The columns every command statement returns, in the order {@link toCommand} reads. */
+export const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
+  request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
+  error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
+  oom_killed, exec_duration_ms, files_refused, queued_at, started_at, finished_at`;
+
+/** {@link COLUMNS} qualified by a table alias (`c.id, c.run_id, ...`). */
+export function columnsOf(alias: string): string {
+  return COLUMNS.replace(/(\w+)/g, `${alias}.$1`);
+}
+
+function filesRefusedOrNull(v: unknown): FilesRefused | null {
+  if (v === null || v === undefined) return null;
+  // Drivers hand jsonb back parsed; a text value is parsed here.
+  return (typeof v === 'string' ? JSON.parse(v) : v) as FilesRefused;
+}
+
+/** Decodes a row of {@link COLUMNS}. */
+export function toCommand(r: Record<string, unknown>): Command {
+  return {
+    id: String(r.id),
+    runId: String(r.run_id),
+    workspaceId: textOrNull(r.workspace_id),
+    ownerUserId: String(r.owner_user_id),
+    conversationId: textOrNull(r.conversation_id),
+    callId: textOrNull(r.call_id),
+    status: r.status as CommandStatus,
+    request: (r.request ?? {}) as Record<string, unknown>,
+    timeoutMs: Number(r.timeout_ms),
+    attempts: Number(r.attempts),
+    leaseOwner: textOrNull(r.lease_owner),
+    leaseExpiresAt: dateOrNull(r.lease_expires_at),
+    cancelRequested: r.cancel_requested === true,
+    exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
+    errorCode: textOrNull(r.error_code),
+    errorCategory: textOrNull(r.error_category),
+    stdout: bytesOrNull(r.stdout),
+    stderr: bytesOrNull(r.stderr),
+    stdoutTruncated: r.stdout_truncated === true,
+    stderrTruncated: r.stderr_truncated === true,
+    signal: textOrNull(r.signal),
+    oomKilled: r.oom_killed === true,
+    execDurationMs:
+      r.exec_duration_ms === null || r.exec_duration_ms === undefined
+        ? null
+        : Number(r.exec_duration_ms),
+    filesRefused: filesRefusedOrNull(r.files_refused),
+    queuedAt: date(r.queued_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+  };
+}
