@@ -14,6 +14,7 @@ export * from './file-conflicts.js';
 export * from './manifest.js';
 export * from './migrate.js';
 export * from './open-db.js';
+export * from './run-workspace.js';
 export * from './runs.js';
 export * from './workers.js';
 export * from './workspaces.js';

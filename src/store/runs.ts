@@ -23,10 +23,12 @@ export interface Run {
   deletedAt: Date | null;
 }
 
-const COLUMNS = `id, owner_user_id, conversation_id, status, created_at, updated_at, ended_at,
+/** The run columns every query of a whole run reads, in {@link toRun}'s order. */
+export const RUN_COLUMNS = `id, owner_user_id, conversation_id, status, created_at, updated_at, ended_at,
   retention_expires_at, deleted_at`;
 
-function toRun(r: Record<string, unknown>): Run {
+/** A run row as read with {@link RUN_COLUMNS}. */
+export function toRun(r: Record<string, unknown>): Run {
   return {
     id: String(r.id),
     ownerUserId: String(r.owner_user_id),
@@ -52,7 +54,7 @@ export interface NewRun {
 export async function createRun(q: Queryable, run: NewRun): Promise<Run> {
   const rows = await q.query(
     `insert into run (id, owner_user_id, conversation_id, retention_expires_at)
-     values ($1, $2, $3, $4) returning ${COLUMNS}`,
+     values ($1, $2, $3, $4) returning ${RUN_COLUMNS}`,
     [run.id, run.ownerUserId, run.conversationId ?? null, run.retentionExpiresAt ?? null],
   );
   return toRun(rows[0]!);
@@ -60,9 +62,10 @@ export async function createRun(q: Queryable, run: NewRun): Promise<Run> {
 
 /** Reads a run that has not been deleted; null when absent or deleted. */
 export async function getRun(q: Queryable, id: string): Promise<Run | null> {
-  const rows = await q.query(`select ${COLUMNS} from run where id = $1 and deleted_at is null`, [
-    id,
-  ]);
+  const rows = await q.query(
+    `select ${RUN_COLUMNS} from run where id = $1 and deleted_at is null`,
+    [id],
+  );
   return rows[0] ? toRun(rows[0]) : null;
 }
 
@@ -73,7 +76,7 @@ export async function getRunForOwner(
   ownerUserId: string,
 ): Promise<Run | null> {
   const rows = await q.query(
-    `select ${COLUMNS} from run where id = $1 and owner_user_id = $2 and deleted_at is null`,
+    `select ${RUN_COLUMNS} from run where id = $1 and owner_user_id = $2 and deleted_at is null`,
     [id, ownerUserId],
   );
   return rows[0] ? toRun(rows[0]) : null;
@@ -98,7 +101,7 @@ export async function finishRun(
 ): Promise<FinishRunResult> {
   const updated = await q.query(
     `update run set status = $2, ended_at = now(), updated_at = now()
-     where id = $1 and status = 'running' and deleted_at is null returning ${COLUMNS}`,
+     where id = $1 and status = 'running' and deleted_at is null returning ${RUN_COLUMNS}`,
     [id, status],
   );
   if (updated[0]) return { run: toRun(updated[0]), changed: true };
@@ -132,7 +135,7 @@ export async function listRunsAwaitingCleanup(
   limit = 100,
 ): Promise<Run[]> {
   const rows = await q.query(
-    `select ${COLUMNS} from run r
+    `select ${RUN_COLUMNS} from run r
      where (r.deleted_at is not null or r.retention_expires_at <= $1)
        and exists (select 1 from workbench_workspace w
                    where w.run_id = r.id and w.status <> 'deleted')

@@ -42,10 +42,12 @@ export interface Workspace {
   releasedAt: Date | null;
 }
 
-const COLUMNS = `id, run_id, node_id, owner_user_id, status, generation, released_reason,
+/** The workspace columns every query of a whole row reads, in {@link toWorkspace}'s order. */
+export const WORKSPACE_COLUMNS = `id, run_id, node_id, owner_user_id, status, generation, released_reason,
   created_at, updated_at, released_at`;
 
-function toWorkspace(r: Record<string, unknown>): Workspace {
+/** A workspace row as read with {@link WORKSPACE_COLUMNS}. */
+export function toWorkspace(r: Record<string, unknown>): Workspace {
   return {
     id: String(r.id),
     runId: String(r.run_id),
@@ -69,7 +71,7 @@ export function workspaceIdFor(runId: string, nodeId: string): string {
 /** The run's live (provisioned) workspace, if any. */
 export async function getLiveWorkspace(q: Queryable, runId: string): Promise<Workspace | null> {
   const rows = await q.query(
-    `select ${COLUMNS} from workbench_workspace where run_id = $1 and status = 'provisioned'`,
+    `select ${WORKSPACE_COLUMNS} from workbench_workspace where run_id = $1 and status = 'provisioned'`,
     [runId],
   );
   return rows[0] ? toWorkspace(rows[0]) : null;
@@ -77,7 +79,9 @@ export async function getLiveWorkspace(q: Queryable, runId: string): Promise<Wor
 
 /** Reads one workspace by id. */
 export async function getWorkspace(q: Queryable, id: string): Promise<Workspace | null> {
-  const rows = await q.query(`select ${COLUMNS} from workbench_workspace where id = $1`, [id]);
+  const rows = await q.query(`select ${WORKSPACE_COLUMNS} from workbench_workspace where id = $1`, [
+    id,
+  ]);
   return rows[0] ? toWorkspace(rows[0]) : null;
 }
 
@@ -99,7 +103,7 @@ export async function provisionWorkspace(
        released_at = null, updated_at = now(), owner_user_id = excluded.owner_user_id,
        generation = excluded.generation
      where workbench_workspace.status = 'released'
-     returning ${COLUMNS}`,
+     returning ${WORKSPACE_COLUMNS}`,
     [workspaceIdFor(ws.runId, ws.nodeId), ws.runId, ws.nodeId, ws.ownerUserId],
   );
   if (rows[0]) return toWorkspace(rows[0]);
@@ -119,7 +123,7 @@ export async function adoptUnownedWorkspace(
 ): Promise<Workspace | null> {
   const rows = await q.query(
     `update workbench_workspace set node_id = $2, updated_at = now()
-     where id = $1 and node_id is null and status = 'provisioned' returning ${COLUMNS}`,
+     where id = $1 and node_id is null and status = 'provisioned' returning ${WORKSPACE_COLUMNS}`,
     [id, nodeId],
   );
   return rows[0] ? toWorkspace(rows[0]) : null;
@@ -153,7 +157,7 @@ export async function releaseHeldWorkspace(
     `update workbench_workspace set status = 'released', released_reason = $4,
        released_at = now(), updated_at = now()
      where id = $1 and node_id = $2 and generation = $3 and status = 'provisioned'
-     returning ${COLUMNS}`,
+     returning ${WORKSPACE_COLUMNS}`,
     [held.id, held.nodeId, held.generation, reason],
   );
   return rows[0] ? toWorkspace(rows[0]) : null;
@@ -204,7 +208,7 @@ export async function releaseLiveWorkspace(
   const rows = await q.query(
     `update workbench_workspace set status = 'released', released_reason = $2,
        released_at = now(), updated_at = now()
-     where run_id = $1 and status = 'provisioned' returning ${COLUMNS}`,
+     where run_id = $1 and status = 'provisioned' returning ${WORKSPACE_COLUMNS}`,
     [runId, reason],
   );
   return rows[0] ? toWorkspace(rows[0]) : null;
@@ -228,7 +232,7 @@ export async function listWorkspacesForOwner(
   opts: { includeReleased?: boolean; limit?: number } = {},
 ): Promise<Workspace[]> {
   const rows = await q.query(
-    `select ${COLUMNS} from workbench_workspace
+    `select ${WORKSPACE_COLUMNS} from workbench_workspace
      where owner_user_id = $1 and (status = 'provisioned' or ($2 and status = 'released'))
      order by created_at desc, id limit $3`,
     [ownerUserId, opts.includeReleased ?? false, opts.limit ?? 200],
@@ -242,7 +246,7 @@ export async function listLiveWorkspacesForNode(
   nodeId: string,
 ): Promise<Workspace[]> {
   const rows = await q.query(
-    `select ${COLUMNS} from workbench_workspace where node_id = $1 and status = 'provisioned'
+    `select ${WORKSPACE_COLUMNS} from workbench_workspace where node_id = $1 and status = 'provisioned'
      order by id`,
     [nodeId],
   );
@@ -255,7 +259,7 @@ export async function listLiveWorkspacesOfEndedRuns(
   limit = 100,
 ): Promise<Workspace[]> {
   const rows = await q.query(
-    `select ${COLUMNS.replace(/(\w+)/g, 'w.$1')} from workbench_workspace w
+    `select ${WORKSPACE_COLUMNS.replace(/(\w+)/g, 'w.$1')} from workbench_workspace w
      join run r on r.id = w.run_id
      where w.status = 'provisioned' and r.status <> 'running'
      order by w.id limit $1`,

@@ -15,15 +15,7 @@ import {
 import type { ObjectStore } from '../objects/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS, isTerminal } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
-import {
-  type Command,
-  type Db,
-  getCommand,
-  getRun,
-  isTerminalRunStatus,
-  type Run,
-  StoreError,
-} from '../store/index.js';
+import { type Command, type Db, getCommand, type Run, StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
@@ -218,7 +210,7 @@ export class WorkbenchHost {
           {
             access: this.access,
             exec: deps.exec,
-            resolveRun: (runId) => this.resolveRun(runId),
+            resolveRun: async (runId) => (await this.access.look(runId)).run,
             log: deps.log,
             ...(deps.quota ? { quota: deps.quota } : {}),
           },
@@ -334,76 +326,74 @@ export class WorkbenchHost {
       throw quotaError(held.runId, over, usage, quota, `writing ${size} bytes to "${path}"`);
   }
 
-  /** The run of a call or command; refuses a missing or ended one. */
-  private async resolveRun(runId: string): Promise<Run> {
-    const run = await getRun(this.deps.db, runId);
-    if (run === null) {
-      throw new WorkbenchError(
-        'workspace_owner_unresolved',
-        `workspace_owner_unresolved: run "${runId}" does not exist, so its workspace has no owner; create the run first`,
-        { runId },
-      );
-    }
-    if (isTerminalRunStatus(run.status)) {
-      throw new WorkbenchError(
-        'run_ended',
-        `run_ended: run "${run.id}" ended as "${run.status}" and its workspace is released; start a new run`,
-        { runId: run.id, status: run.status },
-      );
-    }
-    return run;
-  }
-
   private async run(envelope: Envelope, options: DispatchOptions): Promise<unknown> {
-    const run = await this.resolveRun(envelope.runId);
+    if (envelope.action !== 'exec' && envelope.action !== 'build') {
+      return this.fileAction(envelope, options);
+    }
+    const { run, live } = await this.access.look(envelope.runId);
     // Refusals that need no workspace come before one is provisioned.
     const exec = envelope.action === 'exec' ? prepareExec(this.deps.exec, envelope.args) : null;
-    if (envelope.action === 'build') {
+    if (exec === null) {
       throw new WorkbenchError(
         'unavailable',
         `unavailable: ${envelope.action} is not available on this node yet`,
       );
     }
     if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
-    const ws = await this.access.ensure(run, 'call');
-    if (exec) {
-      this.start();
-      const { command } = await this.queue.enqueue({
-        runId: run.id,
-        workspaceId: ws.workspace.id,
-        ownerUserId: run.ownerUserId,
-        conversationId: run.conversationId,
-        callId: envelope.callId ?? null,
-        request: exec.request,
-        timeoutMs: exec.timeoutMs,
-      });
-      return this.awaitCommand(command, options);
-    }
-    const files: FileContext = {
-      root: ws.dir,
+    const ws = await this.access.ensure(run, 'call', live);
+    this.start();
+    const { command } = await this.queue.enqueue({
+      runId: run.id,
+      workspaceId: ws.workspace.id,
+      ownerUserId: run.ownerUserId,
+      conversationId: run.conversationId,
+      callId: envelope.callId ?? null,
+      request: exec.request,
+      timeoutMs: exec.timeoutMs,
+    });
+    return this.awaitCommand(command, options);
+  }
+
+  /**
+   * A file action, `fetch` or `promote_artifact`: run, holder and head read in one
+   * statement under the run's lock, then the action on the reconciled copy.
+   */
+  private fileAction(
+    envelope: Exclude<Envelope, { action: 'exec' | 'build' }>,
+    options: DispatchOptions,
+  ): Promise<unknown> {
+    const files = (held: HeldCopy): FileContext => ({
+      root: held.dir,
       ...this.deps.files,
       ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
-    };
-    const use = <T>(mutating: boolean, work: (held: HeldCopy) => Promise<T>) =>
-      this.access.use(run.id, { mutating, resolveRun: async () => run }, work);
+    });
+    const call = <T>(mutating: boolean, work: (held: HeldCopy, run: Run) => Promise<T>) =>
+      this.access.call(envelope.runId, mutating, work);
     switch (envelope.action) {
       case 'fs_read':
-        return use(false, () => fsRead(files, envelope.args));
+        return call(false, (held) => fsRead(files(held), envelope.args));
       case 'fs_list':
-        return use(false, () => fsList(files, envelope.args));
+        return call(false, (held) => fsList(files(held), envelope.args));
       case 'fs_write':
-        return use(true, (held) => {
+        return call(true, (held) => {
           this.checkWriteQuota(held, envelope.args);
-          return fsWrite(files, envelope.args);
+          return fsWrite(files(held), envelope.args);
         });
       case 'fs_delete':
-        return use(true, () => fsDelete(files, envelope.args));
+        return call(true, (held) => fsDelete(files(held), envelope.args));
       case 'fetch':
-        return use(true, () => runFetch(files, this.deps.fetch, envelope.args, options.signal));
+        return call(true, (held) =>
+          runFetch(files(held), this.deps.fetch, envelope.args, options.signal),
+        );
       case 'promote_artifact':
-        return use(false, () => promoteArtifact(this.deps, files, run, envelope.args));
+        return call(false, (held, run) =>
+          promoteArtifact(this.deps, files(held), run, envelope.args),
+        );
       default:
-        throw new WorkbenchError('internal', `internal: unhandled action ${envelope.action}`);
+        throw new WorkbenchError(
+          'internal',
+          `internal: unhandled action ${(envelope as Envelope).action}`,
+        );
     }
   }
 

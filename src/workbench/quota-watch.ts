@@ -4,7 +4,8 @@
  * Each look counts the regular files and their bytes with `find` (which walks any
  * depth through directory descriptors); looks are spaced by twice the last one's
  * duration, at least {@link MIN_INTERVAL_MS} apart, so a big tree costs at most about
- * a third of a core.
+ * a third of a core. The first look comes {@link MIN_INTERVAL_MS} after the start, so
+ * a short command costs no process at all.
  *
  * @module
  */
@@ -82,7 +83,13 @@ export function watchQuota(
   const stopped = new AbortController();
   let current: ChildProcess | null = null;
   const loop = (async () => {
-    while (!stopped.signal.aborted) {
+    // The first look is one pause in: one at the start would count only what was there
+    // before the command wrote anything, and a command that ends sooner is checked at
+    // its sync, which refuses it over the quota just the same.
+    let pause = MIN_INTERVAL_MS;
+    for (;;) {
+      await delay(pause, undefined, { signal: stopped.signal }).catch(() => undefined);
+      if (stopped.signal.aborted) return;
       const began = performance.now();
       const found = await look(dir, quota, (child) => {
         current = child;
@@ -95,8 +102,7 @@ export function watchQuota(
         onExceeded({ over: found.over, usage: found.usage });
         return;
       }
-      const pause = Math.max(MIN_INTERVAL_MS, 2 * (performance.now() - began));
-      await delay(pause, undefined, { signal: stopped.signal }).catch(() => undefined);
+      pause = Math.max(MIN_INTERVAL_MS, 2 * (performance.now() - began));
     }
   })();
   return {

@@ -6,11 +6,9 @@ import type { Test } from 'tap';
 import { AgentDispatcher } from '../../src/agent/index.js';
 import { localFleet, startApiServer } from '../../src/api/index.js';
 import { FsObjectStore } from '../../src/objects/index.js';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
-import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
-import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
+import { bwrapHostDeps } from '../support/bwrap-host.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /** A live API over a real workbench host: Postgres, fs objects, the bwrap sandbox. */
@@ -50,33 +48,17 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
   const root = join(base, 'workbenches');
   const objects = new FsObjectStore({ baseDir: join(base, 'objects') });
   const log = pino({ level: 'silent' });
-  const runner = new BwrapRunner();
-  const probe = await runner.probe();
-  if (!probe.ok) throw new Error(`bwrap runner unusable: ${probe.reason}`);
-  const host = new WorkbenchHost({
-    db,
-    nodeId: 'node-api',
-    workbenchRoot: root,
-    ...(process.getuid?.() === 0 ? { fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID } } : {}),
-    files: { maxReadBytes: 1 << 20, maxWriteBytes: 40 << 20 },
-    objects,
-    queue: { concurrency: 4, leaseMs: 30_000, pollIntervalMs: 200 },
-    idleTtlMs: 600_000,
-    cleanupIntervalMs: 3_600_000,
-    exec: {
-      checker: await createCommandChecker(),
-      runner: { runner, warnings: [] },
-      limits: {
-        defaultTimeoutMs: 30_000,
-        maxTimeoutMs: 60_000,
-        outputLimitBytes: 1 << 20,
-        memoryLimitBytes: 256 << 20,
-        pidsLimit: 64,
+  const host = new WorkbenchHost(
+    await bwrapHostDeps(
+      { db, nodeId: 'node-api', workbenchRoot: root, objects },
+      {
+        files: { maxReadBytes: 1 << 20, maxWriteBytes: 40 << 20 },
+        queue: { concurrency: 4, leaseMs: 30_000, pollIntervalMs: 200 },
+        limits: { defaultTimeoutMs: 30_000, maxTimeoutMs: 60_000 },
+        log,
       },
-    },
-    fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: [] },
-    log,
-  });
+    ),
+  );
   host.start();
   t.teardown(() => host.stop());
   const dispatcher = new AgentDispatcher({

@@ -7,7 +7,8 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Files per directory of a generated workspace. */
@@ -34,8 +35,9 @@ export async function writeFixture(dir: string, files: number, fileBytes: number
 }
 
 /**
- * Walks `dir` and lstat's every entry, 32 at a time (the concurrency sync's own scan
- * uses): the least any change detection by metadata must do. Returns the file count.
+ * Walks `dir` and lstat's every entry the way sync's own scan does (readdir through
+ * the thread pool, lstat on the loop's thread): the least any change detection by
+ * metadata must do. Returns the file count.
  */
 export async function statTree(dir: string): Promise<number> {
   const pending = [dir];
@@ -48,10 +50,5 @@ export async function statTree(dir: string): Promise<number> {
       paths.push(p);
     }
   }
-  let files = 0;
-  for (let i = 0; i < paths.length; i += 32) {
-    const stats = await Promise.all(paths.slice(i, i + 32).map((p) => lstat(p)));
-    files += stats.filter((s) => s.isFile()).length;
-  }
-  return files;
+  return paths.filter((p) => lstatSync(p).isFile()).length;
 }

@@ -15,6 +15,7 @@ import {
   getManifestHead,
   getRun,
   getRunForOwner,
+  getRunWorkspace,
   heartbeatCommand,
   insertArtifact,
   insertAuditEvent,
@@ -165,6 +166,40 @@ export function storeSuite(t: Test, db: Db): void {
     t.equal(await markRunWorkspacesDeleted(db, run.id), 2);
     const after = await listRunsAwaitingCleanup(db, new Date());
     t.notOk(after.some((r) => r.id === run.id));
+  });
+
+  t.test('run, live workspace and manifest head in one read', async (t) => {
+    t.same(await getRunWorkspace(db, 'missing-run'), {
+      run: null,
+      live: null,
+      head: { version: 0, updatedByNode: null },
+    });
+    const run = await newRun(db);
+    const fresh = await getRunWorkspace(db, run.id);
+    t.same(fresh.run, await getRun(db, run.id), 'the run as getRun reads it');
+    t.equal(fresh.live, null, 'no workspace yet');
+    t.same(fresh.head, { version: 0, updatedByNode: null }, 'no manifest yet');
+
+    const ws = await provisionWorkspace(db, { runId: run.id, nodeId: 'n1', ownerUserId: 'user-a' });
+    await commitManifestChange(db, {
+      runId: run.id,
+      nodeId: 'n1',
+      upserts: [{ path: 'a', hash: 'h'.repeat(64), size: 1, mode: 0o644, mtimeMs: 1 }],
+      deletes: [],
+    });
+    const held = await getRunWorkspace(db, run.id);
+    t.same(
+      held.live,
+      await getLiveWorkspace(db, run.id),
+      'the live row as getLiveWorkspace reads it',
+    );
+    t.equal(held.live?.id, ws.id);
+    t.same(held.head, { version: 1, updatedByNode: 'n1' });
+
+    await releaseLiveWorkspace(db, run.id, 'node_lost');
+    t.equal((await getRunWorkspace(db, run.id)).live, null, 'a released row is not live');
+    await markRunDeleted(db, run.id);
+    t.equal((await getRunWorkspace(db, run.id)).run, null, 'a deleted run reads as absent');
   });
 
   t.test('workspaces need an existing run', async (t) => {

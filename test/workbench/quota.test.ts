@@ -1,18 +1,8 @@
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
+import { readdir } from 'node:fs/promises';
 import t from 'tap';
-import { type DispatchResult, userAuthority } from '../../src/contract/index.js';
-import { FsObjectStore } from '../../src/objects/index.js';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
-import { SANDBOX_UID } from '../../src/sandbox/runner.js';
-import { createRun, getManifest, openDb } from '../../src/store/index.js';
-import { createCommandChecker } from '../../src/workbench/allowlist/index.js';
-import { WorkbenchHost } from '../../src/workbench/host.js';
+import { getManifest } from '../../src/store/index.js';
 import { overQuota, usageAfterWrite, usageOf } from '../../src/workbench/sync/index.js';
-import { parsedEnvelope } from '../support/envelope.js';
-import { createTestDatabase } from '../support/postgres.js';
+import { bwrapHost } from '../support/bwrap-host.js';
 
 /**
  * Per-workspace quotas on a real host: real Postgres, the fs store, real bwrap. A
@@ -38,53 +28,7 @@ t.test('quota arithmetic', async (t) => {
 });
 
 t.test('a real host with a 1 MiB, 20-file quota', async (t) => {
-  const database = await createTestDatabase();
-  t.teardown(() => database.drop());
-  const db = await openDb({ kind: 'postgres', url: database.url });
-  t.teardown(() => db.close());
-  const base = await mkdtemp(join(tmpdir(), 'memql-quota-'));
-  await chmod(base, 0o755);
-  t.teardown(() => rm(base, { recursive: true, force: true }));
-  const runner = new BwrapRunner();
-  const probe = await runner.probe();
-  if (!probe.ok) throw new Error(`bwrap unusable: ${probe.reason}`);
-  const host = new WorkbenchHost({
-    db,
-    nodeId: 'node-q',
-    workbenchRoot: join(base, 'workbenches'),
-    fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
-    files: { maxReadBytes: 1 << 20, maxWriteBytes: 4 << 20 },
-    objects: new FsObjectStore({ baseDir: join(base, 'objects') }),
-    queue: { concurrency: 2, leaseMs: 30_000, pollIntervalMs: 200 },
-    quota: QUOTA,
-    idleTtlMs: 600_000,
-    cleanupIntervalMs: 3_600_000,
-    exec: {
-      checker: await createCommandChecker(),
-      runner: { runner, warnings: [] },
-      limits: {
-        defaultTimeoutMs: 120_000,
-        maxTimeoutMs: 300_000,
-        outputLimitBytes: 1 << 20,
-        memoryLimitBytes: 256 << 20,
-        pidsLimit: 64,
-      },
-    },
-    fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: [] },
-    log: pino({ level: 'silent' }),
-  });
-  host.start();
-  t.teardown(() => host.stop());
-  await createRun(db, { id: 'run-q', ownerUserId: 'alice' });
-  const dir = join(base, 'workbenches', 'run-q');
-  let n = 0;
-  const call = (action: string, args: Record<string, unknown>): Promise<DispatchResult> => {
-    n += 1;
-    return host.handleDispatch(
-      parsedEnvelope({ action, args, runId: 'run-q', agentId: 'a', taskId: `t${n}` }),
-      userAuthority('user:alice'),
-    );
-  };
+  const { db, dir, call } = await bwrapHost(t, { nodeId: 'node-q', runId: 'run-q', quota: QUOTA });
   const manifestPaths = async () =>
     (await getManifest(db, 'run-q')).files.map((f) => f.path).sort();
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { checkRunId } from '../../contract/index.js';
+import { checkRunId, isTerminalRunStatus, WorkbenchError } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
   type Db,
@@ -38,6 +38,29 @@ export function releaseReasonFor(status: TerminalRunStatus): ReleasedReason {
 export async function removeWorkspaceDir(workbenchRoot: string, runId: string): Promise<void> {
   if (checkRunId(runId) !== null) return;
   await removeTree(join(workbenchRoot, runId));
+}
+
+/**
+ * The run a call or command acts for, or its refusal: a run that does not exist (or
+ * was deleted) gives its workspace no owner (`workspace_owner_unresolved`), and an
+ * ended one has released its workspace (`run_ended`). Pure.
+ */
+export function requireLiveRun(runId: string, run: Run | null): Run {
+  if (run === null) {
+    throw new WorkbenchError(
+      'workspace_owner_unresolved',
+      `workspace_owner_unresolved: run "${runId}" does not exist, so its workspace has no owner; create the run first`,
+      { runId },
+    );
+  }
+  if (isTerminalRunStatus(run.status)) {
+    throw new WorkbenchError(
+      'run_ended',
+      `run_ended: run "${run.id}" ended as "${run.status}" and its workspace is released; start a new run`,
+      { runId: run.id, status: run.status },
+    );
+  }
+  return run;
 }
 
 /** What ending a run did. */

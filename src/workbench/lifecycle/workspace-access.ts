@@ -5,25 +5,34 @@
  *
  * Holding: the live workspace row names the holder node and its generation (the
  * fencing token). Before an action this node reads the manifest head and the holder
- * in one query; when it is not the holder it provisions, adopts or takes the
- * workspace over first (`workspace-lifecycle.ts`). Its copy's base snapshot is kept
- * per generation, so a copy made under an older generation is always reconciled in
- * full. Syncs commit as a fenced three-way merge, so a node that lost the workspace
- * meanwhile can add its changes but never delete or overwrite the new holder's.
+ * in one query (a routed call reads the run with them, {@link WorkspaceAccess.look});
+ * when it is not the holder it provisions, adopts or takes the workspace over first
+ * (`workspace-lifecycle.ts`). Its copy's base snapshot is kept per generation, so a
+ * copy made under an older generation is always reconciled in full. Syncs commit as
+ * a fenced three-way merge, so a node that lost the workspace meanwhile can add its
+ * changes but never delete or overwrite the new holder's.
+ *
+ * What nothing changed costs: a call on a workspace this node holds, whose copy is
+ * current, reads one statement and writes nothing before its action, and its sync
+ * writes nothing when the action changed nothing.
  *
  * @module
  */
 
+import type { Stats } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NODE_DRAINING, WorkbenchError } from '../../contract/index.js';
 import {
   type Db,
   getLiveWorkspace,
+  getRunWorkspace,
   getWorkspaceHead,
   insertAuditEvent,
   type Run,
+  type RunWorkspace,
   releaseHeldWorkspace,
+  type Workspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import {
@@ -34,6 +43,7 @@ import {
   type WarmCache,
   type WorkspaceSyncDeps,
 } from '../sync/index.js';
+import { requireLiveRun } from './run-lifecycle.js';
 import type { RunLocks } from './run-locks.js';
 import {
   type EnsuredWorkspace,
@@ -69,6 +79,14 @@ export interface HeldCopy {
   base: BaseSnapshot;
 }
 
+/** A live run with its live workspace row and manifest head, as one statement read them. */
+export interface RunLook extends RunWorkspace {
+  run: Run;
+}
+
+/** The manifest head and the holder, as {@link getWorkspaceHead} reads them. */
+type WorkspaceHead = Awaited<ReturnType<typeof getWorkspaceHead>>;
+
 /** The refusal of a node that drains and so takes on no workspace; nothing of the call ran. */
 export function nodeStoppingRefusal(nodeId: string): WorkbenchError {
   return new WorkbenchError(
@@ -96,11 +114,32 @@ export class WorkspaceAccess {
   }
 
   /**
-   * Provisions, adopts or takes over the run's workspace for this node. A directory
-   * removed behind the cache's back is noticed first, since this makes it again.
+   * Reads the run, its live workspace row and its manifest head in one statement, and
+   * refuses a run that does not resolve (`workspace_owner_unresolved`) or has ended
+   * (`run_ended`) before anything is written.
    */
-  async ensure(run: Run, purpose: ProvisionPurpose): Promise<EnsuredWorkspace> {
+  async look(runId: string): Promise<RunLook> {
+    const state = await getRunWorkspace(this.deps.db, runId);
+    return { ...state, run: requireLiveRun(runId, state.run) };
+  }
+
+  /**
+   * Provisions, adopts or takes over the run's workspace for this node. `live`, when
+   * the caller has just read the run's live row ({@link look}), and it names this node,
+   * is the answer as it stands: this node holds the workspace, and nothing is written.
+   * Otherwise a directory removed behind the cache's back is noticed first, since this
+   * makes it again.
+   */
+  async ensure(
+    run: Run,
+    purpose: ProvisionPurpose,
+    live?: Workspace | null,
+  ): Promise<EnsuredWorkspace> {
     if (this.deps.draining()) throw nodeStoppingRefusal(this.deps.nodeId);
+    if (live?.nodeId === this.deps.nodeId) {
+      // The directory is made (and a removed one noticed) by the action's reconcile.
+      return { workspace: live, decision: 'adopt', previous: null, dir: this.dirOf(run.id) };
+    }
     await this.forgetIfGone(run.id);
     return ensureWorkspace(
       {
@@ -130,12 +169,57 @@ export class WorkspaceAccess {
     opts: { mutating: boolean; resolveRun: () => Promise<Run> },
     work: (held: HeldCopy) => Promise<T>,
   ): Promise<T> {
+    return this.operate(
+      runId,
+      opts.mutating,
+      async () => {
+        const held = await this.prepare(runId, opts.resolveRun);
+        return { held, run: undefined };
+      },
+      work,
+    );
+  }
+
+  /**
+   * Runs a routed call's `work` on the run's directory, as {@link use} does, with the
+   * run read under the run's lock: one statement gives the run (refused when it does
+   * not resolve or has ended), the holder and the manifest head; the workspace is then
+   * held as for a routed call (`ensure(run, 'call')`), and when this node held it
+   * already, that statement is the only one before the action.
+   */
+  call<T>(
+    runId: string,
+    mutating: boolean,
+    work: (held: HeldCopy, run: Run) => Promise<T>,
+  ): Promise<T> {
+    return this.operate(
+      runId,
+      mutating,
+      async () => {
+        const look = await this.look(runId);
+        const ensured = await this.ensure(look.run, 'call', look.live);
+        // Held already (nothing was written): what the statement read is the head and
+        // the holder as they stand under this lock.
+        const seen = ensured.workspace === look.live ? headOf(look) : undefined;
+        const held = await this.prepare(runId, async () => look.run, seen);
+        return { held, run: look.run };
+      },
+      (held, run) => work(held, run!),
+    );
+  }
+
+  private operate<T>(
+    runId: string,
+    mutating: boolean,
+    hold: () => Promise<{ held: HeldCopy; run: Run | undefined }>,
+    work: (held: HeldCopy, run: Run | undefined) => Promise<T>,
+  ): Promise<T> {
     return this.deps.locks.run(runId, async () => {
       this.deps.warm.begin(runId);
       try {
-        const held = await this.prepare(runId, opts.resolveRun);
-        const result = await work(held);
-        if (opts.mutating) await this.sync(held);
+        const { held, run } = await hold();
+        const result = await work(held, run);
+        if (mutating) await this.sync(held);
         return result;
       } finally {
         await this.deps.warm.end(runId);
@@ -191,13 +275,21 @@ export class WorkspaceAccess {
     }
   }
 
-  private async prepare(runId: string, resolveRun: () => Promise<Run>): Promise<HeldCopy> {
+  /**
+   * Holds the run's workspace and reconciles its copy: the head and holder as `seen`
+   * (read under this lock) or read now; a directory that is there as the last action
+   * left it is not made again.
+   */
+  private async prepare(
+    runId: string,
+    resolveRun: () => Promise<Run>,
+    seen?: WorkspaceHead,
+  ): Promise<HeldCopy> {
     const dir = this.dirOf(runId);
-    await this.forgetIfGone(runId);
-    let head: Awaited<ReturnType<typeof getWorkspaceHead>> | undefined = await getWorkspaceHead(
-      this.deps.db,
-      runId,
-    );
+    const found = await stat(dir).catch(() => null);
+    // Removed behind the cache's back: what the cache knew of it no longer holds.
+    if (found === null) this.deps.warm.invalidate(runId);
+    let head: WorkspaceHead | undefined = seen ?? (await getWorkspaceHead(this.deps.db, runId));
     let generation: number;
     if (head.holder !== null && head.holder.nodeId === this.deps.nodeId) {
       generation = head.holder.generation;
@@ -207,8 +299,10 @@ export class WorkspaceAccess {
       generation = ensured.workspace.generation;
       head = undefined;
     }
-    await mkdir(dir, { recursive: true });
-    if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
+    if (!this.isReady(found)) {
+      await mkdir(dir, { recursive: true });
+      if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
+    }
     const known = this.deps.warm.get(runId);
     const reconciled = await reconcileWorkspace(this.deps.sync, {
       runId,
@@ -219,6 +313,13 @@ export class WorkspaceAccess {
     });
     this.deps.warm.set(runId, reconciled.base, generation);
     return { runId, dir, generation, base: reconciled.base };
+  }
+
+  /** Whether a run directory found by `stat` is a directory with the owner files get. */
+  private isReady(found: Stats | null): boolean {
+    if (found === null || !found.isDirectory()) return false;
+    const owner = this.deps.fileOwner;
+    return owner === undefined || (found.uid === owner.uid && found.gid === owner.gid);
   }
 
   /**
@@ -259,6 +360,14 @@ export class WorkspaceAccess {
       return true;
     });
   }
+}
+
+/** The head and holder as {@link getWorkspaceHead} gives them, from what {@link WorkspaceAccess.look} read. */
+function headOf(look: RunLook): WorkspaceHead {
+  return {
+    ...look.head,
+    holder: look.live ? { nodeId: look.live.nodeId, generation: look.live.generation } : null,
+  };
 }
 
 async function exists(path: string): Promise<boolean> {

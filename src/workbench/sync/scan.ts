@@ -10,16 +10,22 @@
  * @module
  */
 
-import type { Dirent } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { type Dirent, lstatSync, type Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { pathBytesFit, truncateForReport, utf8Bytes } from '../actions/index.js';
 import type { LocalFile } from './diff.js';
 import { MODE_MASK } from './diff.js';
-import { mapLimit } from './pool.js';
 
-/** Entries stat'ed at once during a scan. */
-const STAT_CONCURRENCY = 32;
+/**
+ * Entries lstat'ed between two turns of the event loop. The scan's lstat runs on the
+ * loop's own thread: lstat never opens what it looks at (a FIFO cannot block it), it
+ * costs microseconds on the workspace's local filesystem where a thread-pool round
+ * trip costs several times that, and a batch this size holds the loop well under a
+ * millisecond.
+ */
+const STAT_BATCH = 256;
 
 /**
  * Why a scan left an entry out: `path_too_long`, its host path (the workspace root
@@ -119,24 +125,18 @@ export async function scanWorkspace(dir: string): Promise<WorkspaceScan> {
   }
   // The directory entry's type came from readdir; lstat confirms it and gives the
   // fields the quick check needs. A file swapped for something else in between is
-  // reported as what it is now.
-  const stats = await mapLimit(candidates, STAT_CONCURRENCY, async (path) => {
-    try {
-      return await lstat(join(dir, path));
-    } catch (err) {
-      if (errno(err) === 'ENOENT') return null;
-      throw err;
-    }
-  });
-  candidates.forEach((path, i) => {
-    const st = stats[i];
-    if (!st) return;
+  // reported as what it is now; one gone in between is left out.
+  for (let i = 0; i < candidates.length; i++) {
+    if (i > 0 && i % STAT_BATCH === 0) await yieldToLoop();
+    const path = candidates[i]!;
+    const st: Stats | undefined = lstatSync(join(dir, path), { throwIfNoEntry: false });
+    if (st === undefined) continue;
     if (st.isFile()) {
       files.push({ path, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & MODE_MASK });
     } else if (!st.isDirectory()) {
       others.push(path);
     }
-  });
+  }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   others.sort();
   refused.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
