@@ -120,6 +120,7 @@ export async function executeCommand(
         result = await runInSandbox(deps.exec, held.dir, request, command.timeoutMs, {
           ...ctx,
           signal: AbortSignal.any([ctx.signal, limit.signal]),
+          reuse: held.stamp,
         });
       } finally {
         await watch?.stop();

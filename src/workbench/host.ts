@@ -170,11 +170,16 @@ export class WorkbenchHost {
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
       ...(deps.quota ? { quota: deps.quota } : {}),
     };
+    const selection = deps.exec.runner;
     this.warm = new WarmCache({
       workbenchRoot: deps.workbenchRoot,
       idleTtlMs: deps.idleTtlMs,
       clock: () => Date.now(),
       log: deps.log,
+      // A warm sandbox of the directory goes before the directory does.
+      onEvict: async (dir) => {
+        if ('runner' in selection) await selection.runner.release?.(dir);
+      },
     });
     const livenessMs = deps.queue.livenessMs ?? DEFAULT_LIVENESS_MS;
     this.access = new WorkspaceAccess({

@@ -97,7 +97,7 @@ export async function runInSandbox(
   workspaceDir: string,
   request: ExecRequest,
   timeoutMs: number,
-  ctx: { signal: AbortSignal; onOutput: OutputSink },
+  ctx: { signal: AbortSignal; onOutput: OutputSink; reuse?: string },
 ): Promise<RunResult> {
   const runner = requireRunner(deps.runner);
   const cwd = await resolveCwd(workspaceDir, request.cwd);
@@ -111,6 +111,7 @@ export async function runInSandbox(
     pidsLimit: deps.limits.pidsLimit,
     signal: ctx.signal,
     onOutput: ctx.onOutput,
+    ...(ctx.reuse !== undefined ? { reuse: ctx.reuse } : {}),
   });
 }
 

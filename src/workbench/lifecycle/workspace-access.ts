@@ -77,6 +77,12 @@ export interface HeldCopy {
   generation: number;
   /** What the directory matched before the action: the base of its sync. */
   base: BaseSnapshot;
+  /**
+   * The copy as far as this node's own writes go (`WarmCache.stampOf`): the key a
+   * command's warm sandbox is reused under, so one that saw the directory before the
+   * node last wrote into it is never used again.
+   */
+  stamp: string;
 }
 
 /** A live run with its live workspace row and manifest head, as one statement read them. */
@@ -218,9 +224,14 @@ export class WorkspaceAccess {
       this.deps.warm.begin(runId);
       try {
         const { held, run } = await hold();
-        const result = await work(held, run);
-        if (mutating) await this.sync(held);
-        return result;
+        try {
+          const result = await work(held, run);
+          if (mutating) await this.sync(held);
+          return result;
+        } finally {
+          // A file action wrote into the copy outside any sandbox.
+          if (mutating) this.deps.warm.wrote(runId);
+        }
       } finally {
         await this.deps.warm.end(runId);
       }
@@ -312,7 +323,15 @@ export class WorkspaceAccess {
       ...(head ? { head } : {}),
     });
     this.deps.warm.set(runId, reconciled.base, generation);
-    return { runId, dir, generation, base: reconciled.base };
+    // A reconcile in full may have written the copy (and one that found it current did not).
+    if (reconciled.mode !== 'current') this.deps.warm.wrote(runId);
+    return {
+      runId,
+      dir,
+      generation,
+      base: reconciled.base,
+      stamp: this.deps.warm.stampOf(runId),
+    };
   }
 
   /** Whether a run directory found by `stat` is a directory with the owner files get. */
