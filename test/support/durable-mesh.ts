@@ -142,7 +142,15 @@ export class DurableMesh {
     const exits: Record<string, number | null> = {};
     for (const wb of this.replicas.values()) {
       if (!wb.proc.alive) continue;
-      exits[wb.nodeId] = (await wb.proc.stop('SIGTERM', 60_000)).code;
+      const exit = await wb.proc.stop('SIGTERM', 60_000);
+      exits[wb.nodeId] = exit.code;
+      if (exit.code !== 0) {
+        // What the replica said last is what tells why it did not stop cleanly.
+        const said = wb.proc.lines.slice(-15).map((l) => JSON.stringify(l));
+        this.t.comment(
+          `${wb.nodeId} exited ${exit.code ?? exit.signal} on SIGTERM; last lines:\n${said.join('\n')}\nstderr: ${wb.proc.stderr.slice(-3000)}`,
+        );
+      }
     }
     // Any earlier process of a restarted replica that is somehow still up goes too.
     for (const wb of this.started) if (wb.proc.alive) await wb.proc.stop('SIGKILL');

@@ -31,18 +31,21 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
   const runner = new BwrapRunner({ logger: ctx.log });
   const bare = new BwrapRunner({ logger: ctx.log, cgroups: false });
   const runnerDir = await ctx.dir('runner-ws');
-  const runOnce = async (r: BwrapRunner) => {
+  const warmDir = await ctx.dir('runner-warm-ws');
+  ctx.defer(() => runner.close());
+  const runOnce = async (r: BwrapRunner, reuse?: string) => {
     const res = await r.run({
-      workspaceDir: runnerDir,
+      workspaceDir: reuse === undefined ? runnerDir : warmDir,
       command: 'true',
       timeoutMs: 30_000,
       outputLimitBytes: 1 << 20,
+      ...(reuse === undefined ? {} : { reuse }),
     });
     if (res.exitCode !== 0) throw new Error(`runner: exit ${res.exitCode}`);
   };
   const phases: ExecPhases[] = [];
   const samples = ctx.pick(15, 60);
-  const [hostMs, runnerMs, bareMs, rawMs, launchedMs, inCgroupMs] = await sampleInterleaved(
+  const [hostMs, runnerMs, warmMs, bareMs, rawMs, launchedMs, inCgroupMs] = await sampleInterleaved(
     [
       {
         name: 'host',
@@ -61,6 +64,7 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
         },
       },
       { name: 'runner', run: () => runOnce(runner) },
+      { name: 'runner, warm sandbox', run: () => runOnce(runner, 'bench') },
       { name: 'runner without cgroups', run: () => runOnce(bare) },
       { name: 'raw', run: () => raw.run('true') },
       { name: 'raw via sh launcher', run: () => launched.run('true') },
@@ -94,6 +98,18 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
         target: 'info (runner share of the gap)',
       },
       runnerMs ?? [],
+      rawMs ?? [],
+      null,
+    ),
+    ratioRow(
+      {
+        case: '1 exec in-process',
+        subject: 'BwrapRunner.run true, warm sandbox (same reuse key)',
+        baseline: 'raw bwrap spawn, same argv',
+        unit: 'ms',
+        target: 'info (what a command costs in a warm sandbox)',
+      },
+      warmMs ?? [],
       rawMs ?? [],
       null,
     ),
