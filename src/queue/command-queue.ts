@@ -27,6 +27,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkbenchError } from '../contract/errors.js';
+import type { OutputSink } from '../contract/index.js';
 import {
   type Command,
   cancelCommand,
@@ -40,39 +41,83 @@ import {
 } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
+import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
 import { StateMachine } from '../telemetry/state-machine.js';
 import { isTerminal } from './command-outcome.js';
 import { CommandPoll } from './command-poll.js';
 import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
-import {
-  type Clock,
-  type CommandQueueOptions,
-  DEFAULT_LIVENESS_MS,
-  type EnqueueCall,
-  type WaitOptions,
-} from './queue-options.js';
+import type { ExecuteCommand } from './execution.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
 import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
 
-export type { Clock, CommandQueueOptions, EnqueueCall, WaitOptions };
-export { DEFAULT_LIVENESS_MS };
-
-/** A claimed row as it was an instant before its claim, for the `.queued` move's line. */
-function asStillQueued(command: Command): Command {
-  return {
-    ...command,
-    status: 'queued',
-    attempts: 0,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    startedAt: null,
-  };
+/** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */
+export interface Clock {
+  now(): number;
 }
+
+/** Options of {@link CommandQueue}. */
+export interface CommandQueueOptions {
+  db: Db;
+  /** This node's id (`MEMQL_NODE_ID`); lease owners are `<nodeId>/<random>`. */
+  nodeId: string;
+  /** Commands this node runs at once (`MEMQL_WORKER_CONCURRENCY`). */
+  concurrency: number;
+  /** Lease of a running command, ms (`MEMQL_COMMAND_LEASE_MS`). */
+  leaseMs: number;
+  /**
+   * Idle poll period of the worker and of waiters, ms (`MEMQL_QUEUE_POLL_INTERVAL_MS`).
+   * Heartbeats run every `min(leaseMs / 3, pollIntervalMs)` (at least 50 ms), so a
+   * cancel made through another node reaches the worker within about one poll.
+   */
+  pollIntervalMs: number;
+  /** Runs one claimed command (the host's sandbox call). */
+  execute: ExecuteCommand;
+  /** The node's logger. */
+  log: Logger;
+  /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
+  metrics?: CommandMetrics;
+  /**
+   * Wall clock for stale recovery's cutoff. Leases are stamped with the database's
+   * clock, so node clocks should agree with it. Default `Date`.
+   */
+  clock?: Clock;
+  /**
+   * How long a worker's heartbeat counts it live, ms (`MEMQL_NODE_LIVENESS_MS`).
+   * Default 10000. A node silent for longer is gone: its workspaces may be taken
+   * over and its running commands are recovered as lost.
+   */
+  livenessMs?: number;
+  /** Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. */
+  recoveryIntervalMs?: number;
+  /**
+   * How long past a command's `timeoutMs` the worker waits for its executor before
+   * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
+   */
+  timeoutGraceMs?: number;
+  /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
+  outputLimitBytes?: number;
+}
+
+/** Options of {@link CommandQueue.waitForTerminal}. */
+export interface WaitOptions {
+  /** Stops waiting (the command carries on; read it later by id). */
+  signal?: AbortSignal;
+  /** Live output, when this node runs the command. */
+  onOutput?: OutputSink;
+  /**
+   * The command's row as the caller has it (what `enqueue` returned): a terminal one
+   * answers at once, and a queued one is not read back before the first poll.
+   */
+  row?: Command;
+}
+
+/** Default of {@link CommandQueueOptions.livenessMs}. */
+export const DEFAULT_LIVENESS_MS = 10_000;
 
 /**
  * How long past the stop grace (and the executor's abort wait) a stopping queue keeps
@@ -110,10 +155,6 @@ export class CommandQueue {
    * not (an enqueue, a notice or the poll does), so no claim is spent on an empty queue.
    */
   private backlog = false;
-  /** Slots kept for claims whose statement runs now. */
-  private reserved = 0;
-  /** True once the worker loop runs: its presence is registered, so it may claim. */
-  private working = false;
 
   constructor(options: CommandQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
@@ -160,63 +201,17 @@ export class CommandQueue {
    */
   async enqueue(
     command: Omit<NewCommand, 'id'> & { id?: string },
-    options: EnqueueCall = {},
   ): Promise<{ command: Command; created: boolean }> {
-    // A slot is kept for the command while the statement runs, so claims never
-    // overcommit the worker.
-    const claim = options.claimHere === true && this.hasFreeSlot();
-    if (claim) this.reserved += 1;
-    let res: { command: Command; created: boolean };
-    try {
-      res = await enqueueCommand(
-        this.db,
-        { ...command, id: command.id ?? randomUUID() },
-        {
-          ...(this.db.listen
-            ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } }
-            : {}),
-          ...(claim
-            ? {
-                claim: {
-                  leaseOwner: this.leaseOwner,
-                  leaseMs: this.options.leaseMs,
-                  nodeId: this.options.nodeId,
-                },
-              }
-            : {}),
-        },
-      );
-    } finally {
-      if (claim) this.reserved -= 1;
-    }
+    const res = await enqueueCommand(
+      this.db,
+      { ...command, id: command.id ?? randomUUID() },
+      this.db.listen ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } } : {},
+    );
     if (res.created) {
-      const claimed =
-        res.command.status === 'running' && res.command.leaseOwner === this.leaseOwner;
-      this.track(
-        this.telemetry.moved(
-          'workspace_command.queued',
-          claimed ? asStillQueued(res.command) : res.command,
-        ),
-      );
-      if (claimed) {
-        this.track(this.telemetry.moved('workspace_command.running', res.command));
-        this.launch(res.command);
-      } else {
-        // Queued: when no slot takes it now, a slot that frees looks for it.
-        this.backlog = true;
-        this.wakeUps.wake();
-      }
+      this.track(this.telemetry.moved('workspace_command.queued', res.command));
+      this.wakeUps.wake();
     }
     return res;
-  }
-
-  /** Whether this worker could start one more command now. */
-  private hasFreeSlot(): boolean {
-    return (
-      this.lifecycle === 'running' &&
-      this.working &&
-      this.active.size + this.reserved < this.options.concurrency
-    );
   }
 
   /** Reads a command by id: the way back to a result after a lost connection. */
@@ -401,7 +396,6 @@ export class CommandQueue {
   }
 
   private async workLoop(): Promise<void> {
-    this.working = true;
     while (this.lifecycle === 'running') {
       this.wakeUps.clear();
       await this.fillSlots();
@@ -418,13 +412,9 @@ export class CommandQueue {
    * many commands as there are free slots, in one statement.
    */
   private async fillSlots(): Promise<void> {
-    while (
-      this.lifecycle === 'running' &&
-      this.active.size + this.reserved < this.options.concurrency
-    ) {
-      const free = this.options.concurrency - this.active.size - this.reserved;
+    while (this.lifecycle === 'running' && this.active.size < this.options.concurrency) {
+      const free = this.options.concurrency - this.active.size;
       let claimed: Command[];
-      this.reserved += free;
       try {
         claimed = await claimCommands(
           this.db,
@@ -438,8 +428,6 @@ export class CommandQueue {
         this.telemetry.error('claim', summarizeError(err));
         this.backlog = true;
         return;
-      } finally {
-        this.reserved -= free;
       }
       this.presence.reached();
       this.backlog = claimed.length === free;
