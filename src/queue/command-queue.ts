@@ -27,7 +27,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkbenchError } from '../contract/errors.js';
-import type { OutputSink } from '../contract/index.js';
 import {
   type Command,
   cancelCommand,
@@ -41,83 +40,26 @@ import {
 } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
-import type { Logger } from '../telemetry/logger.js';
 import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
 import { StateMachine } from '../telemetry/state-machine.js';
 import { isTerminal } from './command-outcome.js';
 import { CommandPoll } from './command-poll.js';
 import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
-import type { ExecuteCommand } from './execution.js';
+import {
+  type Clock,
+  type CommandQueueOptions,
+  DEFAULT_LIVENESS_MS,
+  type WaitOptions,
+} from './queue-options.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
 import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
 
-/** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */
-export interface Clock {
-  now(): number;
-}
-
-/** Options of {@link CommandQueue}. */
-export interface CommandQueueOptions {
-  db: Db;
-  /** This node's id (`MEMQL_NODE_ID`); lease owners are `<nodeId>/<random>`. */
-  nodeId: string;
-  /** Commands this node runs at once (`MEMQL_WORKER_CONCURRENCY`). */
-  concurrency: number;
-  /** Lease of a running command, ms (`MEMQL_COMMAND_LEASE_MS`). */
-  leaseMs: number;
-  /**
-   * Idle poll period of the worker and of waiters, ms (`MEMQL_QUEUE_POLL_INTERVAL_MS`).
-   * Heartbeats run every `min(leaseMs / 3, pollIntervalMs)` (at least 50 ms), so a
-   * cancel made through another node reaches the worker within about one poll.
-   */
-  pollIntervalMs: number;
-  /** Runs one claimed command (the host's sandbox call). */
-  execute: ExecuteCommand;
-  /** The node's logger. */
-  log: Logger;
-  /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
-  metrics?: CommandMetrics;
-  /**
-   * Wall clock for stale recovery's cutoff. Leases are stamped with the database's
-   * clock, so node clocks should agree with it. Default `Date`.
-   */
-  clock?: Clock;
-  /**
-   * How long a worker's heartbeat counts it live, ms (`MEMQL_NODE_LIVENESS_MS`).
-   * Default 10000. A node silent for longer is gone: its workspaces may be taken
-   * over and its running commands are recovered as lost.
-   */
-  livenessMs?: number;
-  /** Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. */
-  recoveryIntervalMs?: number;
-  /**
-   * How long past a command's `timeoutMs` the worker waits for its executor before
-   * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
-   */
-  timeoutGraceMs?: number;
-  /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
-  outputLimitBytes?: number;
-}
-
-/** Options of {@link CommandQueue.waitForTerminal}. */
-export interface WaitOptions {
-  /** Stops waiting (the command carries on; read it later by id). */
-  signal?: AbortSignal;
-  /** Live output, when this node runs the command. */
-  onOutput?: OutputSink;
-  /**
-   * The command's row as the caller has it (what `enqueue` returned): a terminal one
-   * answers at once, and a queued one is not read back before the first poll.
-   */
-  row?: Command;
-}
-
-/** Default of {@link CommandQueueOptions.livenessMs}. */
-export const DEFAULT_LIVENESS_MS = 10_000;
+export type { Clock, CommandQueueOptions, WaitOptions };
+export { DEFAULT_LIVENESS_MS };
 
 /**
  * How long past the stop grace (and the executor's abort wait) a stopping queue keeps
@@ -455,10 +397,25 @@ export class CommandQueue {
       halted: this.halt.signal,
       reached: () => this.presence.reached(),
       failed: () => this.presence.failed(),
+      // With commands waiting, the finish claims the next for this slot.
+      claimNext: () => {
+        asked = this.lifecycle === 'running' && this.backlog;
+        return asked
+          ? { limit: 1, leaseMs: this.options.leaseMs, affinity: this.claimAffinity }
+          : undefined;
+      },
     });
+    let asked = false;
     this.active.set(command.id, execution);
     void execution.done.finally(() => {
       this.active.delete(command.id);
+      // The slot goes to what the finish claimed, in the same turn: never a free slot
+      // another claim could take meanwhile.
+      for (const next of execution.claimed) {
+        this.track(this.telemetry.moved('workspace_command.running', next));
+        this.launch(next);
+      }
+      if (asked && execution.claimed.length === 0) this.backlog = false;
       if (this.backlog) this.wakeUps.wake();
     });
   }

@@ -1,5 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Command, type CommandOutcome, finishCommand, getCommand } from '../store/commands.js';
+import {
+  type ClaimWithFinish,
+  type Command,
+  type CommandOutcome,
+  finishAndClaim,
+  getCommand,
+} from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { commandEventType } from '../telemetry/audit.js';
 import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
@@ -33,6 +39,11 @@ export interface Execution {
   readonly done: Promise<void>;
   /** Stops the execution; the first reason wins and decides what is recorded. */
   abort(reason: AbortReason): void;
+  /**
+   * The commands its worker claimed with its finish (see `ExecutionDeps.claimNext`), to
+   * run in its slot; read once `done` settled.
+   */
+  readonly claimed: readonly Command[];
 }
 
 /** What {@link runExecution} needs from its queue. */
@@ -56,6 +67,11 @@ export interface ExecutionDeps {
   /** Database calls of the execution that succeeded or failed (see `worker-presence.ts`). */
   reached(): void;
   failed(): void;
+  /**
+   * Asked as the outcome is recorded: what the worker claims in the same statement for
+   * the slot this command frees (undefined: nothing).
+   */
+  claimNext?(): ClaimWithFinish | undefined;
 }
 
 /**
@@ -129,17 +145,23 @@ async function record(
   outcome: CommandOutcome,
   deps: ExecutionDeps,
   notice: ReturnType<typeof pendingNotice>,
-): Promise<{ row: Command | null; recorded: boolean }> {
+): Promise<{ row: Command | null; recorded: boolean; claimed: Command[] }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const row = await finishCommand(deps.db, command.id, deps.leaseOwner, outcome);
+      const { row, claimed } = await finishAndClaim(
+        deps.db,
+        command.id,
+        deps.leaseOwner,
+        outcome,
+        deps.claimNext?.(),
+      );
       deps.reached();
-      return { row, recorded: row !== null };
+      return { row, recorded: row !== null, claimed };
     } catch (err) {
       deps.failed();
       deps.telemetry.error('finish', { ...summarizeError(err), commandId: command.id });
       notice.failed(outcome.exitCode ?? null, err);
-      if (deps.halted.aborted) return { row: null, recorded: false };
+      if (deps.halted.aborted) return { row: null, recorded: false, claimed: [] };
       const pause = Math.min(RECORD_BACKOFF_MAX_MS, 100 * 2 ** Math.min(attempt, 10));
       await delay(pause, undefined, { signal: deps.halted }).catch(() => undefined);
     }
@@ -216,7 +238,8 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
         deps.telemetry.note('workspace_command.lease_lost', command);
         return;
       }
-      const { row, recorded } = await record(command, outcome, deps, notice);
+      const { row, recorded, claimed: next } = await record(command, outcome, deps, notice);
+      claimed.push(...next);
       if (!recorded) {
         const current = await getCommand(deps.db, command.id).catch(() => null);
         deps.telemetry.note(
@@ -235,8 +258,9 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
       await lease.stop();
     }
   };
+  const claimed: Command[] = [];
   const done = body().catch((err: unknown) => {
     deps.telemetry.error('execution', { ...summarizeError(err, secrets), commandId: command.id });
   });
-  return { command, done, abort };
+  return { command, done, abort, claimed };
 }

@@ -196,25 +196,41 @@ export async function claimCommands(
   affinity?: ClaimAffinity,
 ): Promise<Command[]> {
   const rows = await q.query(
-    `with picked as materialized (
-       select q.id from workspace_command q
-       left join workbench_workspace w on w.run_id = q.run_id and w.status = 'provisioned'
-       where q.status = 'queued'
-         and ($3::text is null or w.node_id is null or w.node_id = $3
-              or not exists (select 1 from workbench_worker k
-                             where k.node_id = w.node_id and ${liveWorkerCondition('k', 4)}))
-       order by q.queued_at, q.id limit $5 for update of q skip locked
-     ), claimed as (
-       update workspace_command c set status = 'running', lease_owner = $1,
-         lease_expires_at = now() + ($2 * interval '1 millisecond'),
-         attempts = c.attempts + 1, started_at = now()
-       from picked p where c.id = p.id and c.status = 'queued'
-       returning ${columnsOf('c')}
-     ), events as (${commandEventsInsert('claimed')})
+    `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5 })},
+     events as (${commandEventsInsert('claimed')})
      select ${COLUMNS} from claimed order by queued_at, id`,
     [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0, limit],
   );
   return rows.map(toCommand);
+}
+
+/**
+ * The `picked` and `claimed` CTEs of a claim: the oldest queued commands this worker
+ * may take (see {@link ClaimAffinity}), at most the `limit` parameter, claimed under
+ * its lease. Parameters are named by their positions in the statement.
+ */
+function claimCtes(p: {
+  owner: number;
+  lease: number;
+  node: number;
+  liveness: number;
+  limit: number;
+}): string {
+  return `picked as materialized (
+       select q.id from workspace_command q
+       left join workbench_workspace w on w.run_id = q.run_id and w.status = 'provisioned'
+       where q.status = 'queued'
+         and ($${p.node}::text is null or w.node_id is null or w.node_id = $${p.node}
+              or not exists (select 1 from workbench_worker k
+                             where k.node_id = w.node_id and ${liveWorkerCondition('k', p.liveness)}))
+       order by q.queued_at, q.id limit $${p.limit} for update of q skip locked
+     ), claimed as (
+       update workspace_command c set status = 'running', lease_owner = $${p.owner},
+         lease_expires_at = now() + ($${p.lease} * interval '1 millisecond'),
+         attempts = c.attempts + 1, started_at = now()
+       from picked p where c.id = p.id and c.status = 'queued'
+       returning ${columnsOf('c')}
+     )`;
 }
 
 /** {@link claimCommands} of one command: the oldest claimable one, or null. */
@@ -316,6 +332,32 @@ export async function finishCommand(
   leaseOwner: string,
   outcome: CommandOutcome,
 ): Promise<Command | null> {
+  return (await finishAndClaim(q, id, leaseOwner, outcome)).row;
+}
+
+/** What a worker takes on with a finish: its next commands (see {@link finishAndClaim}). */
+export interface ClaimWithFinish {
+  /** Most commands to claim (the slot the finished command frees: usually 1). */
+  limit: number;
+  leaseMs: number;
+  affinity?: ClaimAffinity;
+}
+
+/**
+ * {@link finishCommand}, and in the same statement, with `next`, the claim of the
+ * worker's next commands (as {@link claimCommands} would make it, its events
+ * included): a worker with commands waiting moves from one to the next in one
+ * statement. The finished row is null when it was no longer this worker's to finish;
+ * the claim is made either way (the slot is free).
+ */
+export async function finishAndClaim(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  outcome: CommandOutcome,
+  next?: ClaimWithFinish,
+): Promise<{ row: Command | null; claimed: Command[] }> {
+  const claim = next !== undefined && next.limit > 0;
   const rows = await q.query(
     `with finished as (
        update workspace_command set status = $3, exit_code = $4, error_code = $5,
@@ -325,8 +367,16 @@ export async function finishCommand(
          lease_expires_at = null
        where id = $1 and status = 'running' and lease_owner = $2
        returning ${COLUMNS}
-     ), events as (${commandEventsInsert('finished')})
-     select ${COLUMNS} from finished`,
+     )${
+       claim
+         ? `, ${claimCtes({ owner: 2, lease: 15, node: 16, liveness: 17, limit: 18 })},
+     moved as (select * from finished union all select * from claimed),
+     events as (${commandEventsInsert('moved')})
+     select 'finished' as moved_as, ${COLUMNS} from finished
+     union all select 'claimed', ${COLUMNS} from claimed`
+         : `, events as (${commandEventsInsert('finished')})
+     select 'finished' as moved_as, ${COLUMNS} from finished`
+     }`,
     [
       id,
       leaseOwner,
@@ -344,9 +394,17 @@ export async function finishCommand(
         ? null
         : Math.round(outcome.execDurationMs),
       outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
+      ...(claim
+        ? [next.leaseMs, next.affinity?.nodeId ?? null, next.affinity?.livenessMs ?? 0, next.limit]
+        : []),
     ],
   );
-  return rows[0] ? toCommand(rows[0]) : null;
+  const finished = rows.find((r) => r.moved_as === 'finished');
+  const claimed = rows
+    .filter((r) => r.moved_as === 'claimed')
+    .map(toCommand)
+    .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime() || (a.id < b.id ? -1 : 1));
+  return { row: finished ? toCommand(finished) : null, claimed };
 }
 
 /**

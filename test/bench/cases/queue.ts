@@ -11,6 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { CommandQueue } from '../../../src/queue/index.js';
+import { provisionWorkspace } from '../../../src/store/index.js';
 import { emptyRun } from '../../queue/queue-support.js';
 import type { BenchContext } from '../context.js';
 import { countingDb, describeTallies } from '../counting-db.js';
@@ -22,6 +23,9 @@ const PRODUCERS = 4;
 export async function queue(ctx: BenchContext): Promise<Row[]> {
   const { db } = await ctx.openDb();
   const [runId] = await ctx.runs(db, 1);
+  // As on a host, the queue's node holds the run's workspace: its enqueues need not
+  // notify other nodes, whose workers may not claim the run's commands.
+  await provisionWorkspace(db, { runId: runId!, nodeId: 'bench-queue', ownerUserId: 'bench' });
   const batch = ctx.pick(200, 500);
   await db.query(
     'create table bench_queue (like workspace_command including all, foreign key (run_id) references run (id))',

@@ -1,0 +1,76 @@
+/**
+ * The options of a `CommandQueue` and of its calls.
+ *
+ * @module
+ */
+
+import type { OutputSink } from '../contract/index.js';
+import type { Command } from '../store/commands.js';
+import type { Db } from '../store/db.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { CommandMetrics } from '../telemetry/metrics.js';
+import type { ExecuteCommand } from './execution.js';
+
+/** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */
+export interface Clock {
+  now(): number;
+}
+
+/** Options of `CommandQueue`. */
+export interface CommandQueueOptions {
+  db: Db;
+  /** This node's id (`MEMQL_NODE_ID`); lease owners are `<nodeId>/<random>`. */
+  nodeId: string;
+  /** Commands this node runs at once (`MEMQL_WORKER_CONCURRENCY`). */
+  concurrency: number;
+  /** Lease of a running command, ms (`MEMQL_COMMAND_LEASE_MS`). */
+  leaseMs: number;
+  /**
+   * Idle poll period of the worker and of waiters, ms (`MEMQL_QUEUE_POLL_INTERVAL_MS`).
+   * Heartbeats run every `min(leaseMs / 3, pollIntervalMs)` (at least 50 ms), so a
+   * cancel made through another node reaches the worker within about one poll.
+   */
+  pollIntervalMs: number;
+  /** Runs one claimed command (the host's sandbox call). */
+  execute: ExecuteCommand;
+  /** The node's logger. */
+  log: Logger;
+  /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
+  metrics?: CommandMetrics;
+  /**
+   * Wall clock for stale recovery's cutoff. Leases are stamped with the database's
+   * clock, so node clocks should agree with it. Default `Date`.
+   */
+  clock?: Clock;
+  /**
+   * How long a worker's heartbeat counts it live, ms (`MEMQL_NODE_LIVENESS_MS`).
+   * Default 10000. A node silent for longer is gone: its workspaces may be taken
+   * over and its running commands are recovered as lost.
+   */
+  livenessMs?: number;
+  /** Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. */
+  recoveryIntervalMs?: number;
+  /**
+   * How long past a command's `timeoutMs` the worker waits for its executor before
+   * aborting it itself (`timed_out` / `worker_timeout`), ms. Default 30000.
+   */
+  timeoutGraceMs?: number;
+  /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
+  outputLimitBytes?: number;
+}
+
+/** Options of `CommandQueue.waitForTerminal`. */
+export interface WaitOptions {
+  /** Stops waiting (the command carries on; read it later by id). */
+  signal?: AbortSignal;
+  /** Live output, when this node runs the command. */
+  onOutput?: OutputSink;
+  /**
+   * The command's row as the caller has it (what `enqueue` returned): a terminal one
+   * answers at once, and a queued one is not read back before the first poll.
+   */
+  row?: Command;
+}
+
+/** Default of {@link CommandQueueOptions.livenessMs}. */
+export const DEFAULT_LIVENESS_MS = 10_000;
