@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import {
@@ -61,8 +61,13 @@ t.test('a zombie holder merges its own changes and loses every conflict', async 
     return c?.status === 'running';
   });
   const zombie = mesh.replica('wb-a');
+  // Under way, not only claimed: its first file is there (a node frozen between the
+  // claim and the start would find the workspace taken over, and run nothing).
   await eventually('the command is under way', () =>
-    zombie.proc.lines.some((l) => l.msg === 'workspace_command.running'),
+    stat(join(mesh.workbenchRoot('wb-a'), run, 'started.txt')).then(
+      () => true,
+      () => false,
+    ),
   );
   process.kill(zombie.proc.child.pid!, 'SIGSTOP');
   t.teardown(() => {
