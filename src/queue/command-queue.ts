@@ -50,6 +50,7 @@ import {
   type Clock,
   type CommandQueueOptions,
   DEFAULT_LIVENESS_MS,
+  type EnqueueCall,
   type WaitOptions,
 } from './queue-options.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
@@ -58,8 +59,20 @@ import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
 
-export type { Clock, CommandQueueOptions, WaitOptions };
+export type { Clock, CommandQueueOptions, EnqueueCall, WaitOptions };
 export { DEFAULT_LIVENESS_MS };
+
+/** A claimed row as it was an instant before its claim, for the `.queued` move's line. */
+function asStillQueued(command: Command): Command {
+  return {
+    ...command,
+    status: 'queued',
+    attempts: 0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    startedAt: null,
+  };
+}
 
 /**
  * How long past the stop grace (and the executor's abort wait) a stopping queue keeps
@@ -97,6 +110,10 @@ export class CommandQueue {
    * not (an enqueue, a notice or the poll does), so no claim is spent on an empty queue.
    */
   private backlog = false;
+  /** Slots kept for claims whose statement runs now. */
+  private reserved = 0;
+  /** True once the worker loop runs: its presence is registered, so it may claim. */
+  private working = false;
 
   constructor(options: CommandQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
@@ -143,17 +160,67 @@ export class CommandQueue {
    */
   async enqueue(
     command: Omit<NewCommand, 'id'> & { id?: string },
+    options: EnqueueCall = {},
   ): Promise<{ command: Command; created: boolean }> {
-    const res = await enqueueCommand(
-      this.db,
-      { ...command, id: command.id ?? randomUUID() },
-      this.db.listen ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } } : {},
-    );
+    // A slot is kept for the command while the statement runs, so claims never
+    // overcommit the worker.
+    const claim = options.claimHere === true && this.hasFreeSlot();
+    if (claim) this.reserved += 1;
+    let res: { command: Command; created: boolean };
+    try {
+      res = await enqueueCommand(
+        this.db,
+        { ...command, id: command.id ?? randomUUID() },
+        {
+          ...(this.db.listen
+            ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } }
+            : {}),
+          ...(claim
+            ? {
+                claim: {
+                  leaseOwner: this.leaseOwner,
+                  leaseMs: this.options.leaseMs,
+                  nodeId: this.options.nodeId,
+                },
+              }
+            : {}),
+        },
+      );
+    } finally {
+      if (claim) this.reserved -= 1;
+    }
     if (res.created) {
-      this.track(this.telemetry.moved('workspace_command.queued', res.command));
-      this.wakeUps.wake();
+      const claimed =
+        res.command.status === 'running' && res.command.leaseOwner === this.leaseOwner;
+      this.track(
+        this.telemetry.moved(
+          'workspace_command.queued',
+          claimed ? asStillQueued(res.command) : res.command,
+        ),
+      );
+      if (claimed) {
+        this.track(this.telemetry.moved('workspace_command.running', res.command));
+        this.launch(res.command);
+      } else {
+        // Queued: when no slot takes it now, a slot that frees looks for it.
+        this.backlog = true;
+        this.wakeUps.wake();
+      }
     }
     return res;
+  }
+
+  /**
+   * Whether this worker could start one more command now without passing over others:
+   * a slot is free, and its last look found nothing more waiting.
+   */
+  private hasFreeSlot(): boolean {
+    return (
+      this.lifecycle === 'running' &&
+      this.working &&
+      !this.backlog &&
+      this.active.size + this.reserved < this.options.concurrency
+    );
   }
 
   /** Reads a command by id: the way back to a result after a lost connection. */
@@ -338,6 +405,7 @@ export class CommandQueue {
   }
 
   private async workLoop(): Promise<void> {
+    this.working = true;
     while (this.lifecycle === 'running') {
       this.wakeUps.clear();
       await this.fillSlots();
@@ -354,9 +422,13 @@ export class CommandQueue {
    * many commands as there are free slots, in one statement.
    */
   private async fillSlots(): Promise<void> {
-    while (this.lifecycle === 'running' && this.active.size < this.options.concurrency) {
-      const free = this.options.concurrency - this.active.size;
+    while (
+      this.lifecycle === 'running' &&
+      this.active.size + this.reserved < this.options.concurrency
+    ) {
+      const free = this.options.concurrency - this.active.size - this.reserved;
       let claimed: Command[];
+      this.reserved += free;
       try {
         claimed = await claimCommands(
           this.db,
@@ -370,6 +442,8 @@ export class CommandQueue {
         this.telemetry.error('claim', summarizeError(err));
         this.backlog = true;
         return;
+      } finally {
+        this.reserved -= free;
       }
       this.presence.reached();
       this.backlog = claimed.length === free;

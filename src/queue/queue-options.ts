@@ -59,6 +59,16 @@ export interface CommandQueueOptions {
   outputLimitBytes?: number;
 }
 
+/** Options of one `CommandQueue.enqueue`. */
+export interface EnqueueCall {
+  /**
+   * The caller's node holds the run's workspace: when this worker has a free slot and
+   * nothing queued waits, the command is inserted already claimed and starts at once
+   * (its `.queued` and `.running` events written in the same statement).
+   */
+  readonly claimHere?: boolean;
+}
+
 /** Options of `CommandQueue.waitForTerminal`. */
 export interface WaitOptions {
   /** Stops waiting (the command carries on; read it later by id). */

@@ -114,8 +114,13 @@ export function commandEventMetadata(command: Command): AuditMetadata {
 }
 
 /** {@link commandEventMetadata} as a `jsonb` expression over the row alias `r`. */
-export function commandEventMetadataSql(r: string): string {
-  const pairs = Object.entries(FIELDS).map(([name, field]) => `'${name}', ${field.sql(r)}`);
+export function commandEventMetadataSql(
+  r: string,
+  overrides: Partial<Record<CommandEventField, string>> = {},
+): string {
+  const pairs = Object.entries(FIELDS).map(
+    ([name, field]) => `'${name}', ${overrides[name as CommandEventField] ?? field.sql(r)}`,
+  );
   return `jsonb_build_object(${pairs.join(',\n    ')})`;
 }
 
@@ -139,4 +144,27 @@ export function commandEventsInsert(source: string, of: CommandEventOf = 'status
     select ${eventType}, e.run_id, e.workspace_id, e.id, e.owner_user_id,
       ${commandEventMetadataSql('e')}
     from ${source} e order by e.queued_at, e.id`;
+}
+
+/**
+ * The events of the rows an enqueue inserted (`source` a CTE of them): each row's
+ * `workspace_command.queued` event, as a row still queued carries it, then, for a row
+ * its enqueuing worker claimed in the same statement, its `workspace_command.running`
+ * event; in queue order, each command's two events one after the other.
+ */
+export function enqueueEventsInsert(source: string): string {
+  const asQueued = commandEventMetadataSql('e', {
+    status: `'queued'`,
+    attempts: '0',
+    queueWaitMs: 'null',
+    durationMs: 'null',
+  });
+  return `insert into audit_event (event_type, run_id, workspace_id, command_id, owner_user_id,
+      metadata)
+    select case v.n when 1 then 'workspace_command.queued' else 'workspace_command.' || e.status end,
+      e.run_id, e.workspace_id, e.id, e.owner_user_id,
+      case v.n when 1 then ${asQueued} else ${commandEventMetadataSql('e')} end
+    from ${source} e cross join (values (1), (2)) v(n)
+    where v.n = 1 or e.status = 'running'
+    order by e.queued_at, e.id, v.n`;
 }

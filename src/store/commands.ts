@@ -6,7 +6,7 @@
  * @module
  */
 
-import { commandEventsInsert } from './command-events.js';
+import { commandEventsInsert, enqueueEventsInsert } from './command-events.js';
 import {
   COLUMNS,
   type Command,
@@ -65,6 +65,13 @@ export interface EnqueueOptions {
    * worth it on a driver that can listen.
    */
   notify?: { sender: string; nodeId: string };
+  /**
+   * Insert the command already claimed by this worker (`running`, its lease taken),
+   * when nothing queued waits and no other node holds the run's workspace: the
+   * enqueuing worker has a free slot and runs it itself, with no claim statement and no
+   * wait. Otherwise it is queued as without the option.
+   */
+  claim?: { leaseOwner: string; leaseMs: number; nodeId: string };
 }
 
 /**
@@ -89,14 +96,30 @@ export async function enqueueCommand(
            from (select (select w.node_id from workbench_workspace w
                          where w.run_id = $2 and w.status = 'provisioned') as node_id) h)
            as notified`;
+  const claim = options.claim;
+  const n = options.notify === undefined ? 9 : 11;
+  // The claim's guard: nothing queued waits (it would be older) and the run's workspace
+  // is this node's or nobody's.
+  const claimed = claim
+    ? `(not exists (select 1 from workspace_command where status = 'queued')
+         and not exists (select 1 from workbench_workspace w where w.run_id = $2
+                         and w.status = 'provisioned' and w.node_id <> $${n + 2}))`
+    : 'false';
   const rows = await q.query(
-    `with inserted as (
+    `with gate as (select ${claimed} as claim),
+     inserted as (
        insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
-         call_id, request, timeout_ms)
-       values ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)
+         call_id, request, timeout_ms, status, lease_owner, lease_expires_at, attempts, started_at)
+       select $1, $2, $3, $4, $5, $6, $7::text::jsonb, $8,
+         case when g.claim then 'running' else 'queued' end,
+         case when g.claim then $${n}::text end,
+         case when g.claim then now() + ($${n + 1}::bigint * interval '1 millisecond') end,
+         case when g.claim then 1 else 0 end,
+         case when g.claim then now() end
+       from gate g
        on conflict (run_id, call_id) where call_id is not null do nothing
        returning ${COLUMNS}
-     ), events as (${commandEventsInsert('inserted')})
+     ), events as (${enqueueEventsInsert('inserted')})
      select ${COLUMNS}${notify} from inserted`,
     [
       cmd.id,
@@ -108,6 +131,9 @@ export async function enqueueCommand(
       JSON.stringify(cmd.request),
       cmd.timeoutMs,
       ...(options.notify === undefined ? [] : [options.notify.sender, options.notify.nodeId]),
+      claim?.leaseOwner ?? null,
+      claim?.leaseMs ?? 0,
+      ...(claim ? [claim.nodeId] : []),
     ],
   );
   if (rows[0]) return { command: toCommand(rows[0]), created: true };

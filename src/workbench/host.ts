@@ -347,15 +347,18 @@ export class WorkbenchHost {
     if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
     const ws = await this.access.ensure(run, 'call', live);
     this.start();
-    const { command } = await this.queue.enqueue({
-      runId: run.id,
-      workspaceId: ws.workspace.id,
-      ownerUserId: run.ownerUserId,
-      conversationId: run.conversationId,
-      callId: envelope.callId ?? null,
-      request: exec.request,
-      timeoutMs: exec.timeoutMs,
-    });
+    const { command } = await this.queue.enqueue(
+      {
+        runId: run.id,
+        workspaceId: ws.workspace.id,
+        ownerUserId: run.ownerUserId,
+        conversationId: run.conversationId,
+        callId: envelope.callId ?? null,
+        request: exec.request,
+        timeoutMs: exec.timeoutMs,
+      },
+      { claimHere: true },
+    );
     return this.awaitCommand(command, options);
   }
 

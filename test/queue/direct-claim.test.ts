@@ -1,0 +1,103 @@
+import t from 'tap';
+import type { ExecuteCommand } from '../../src/queue/index.js';
+import {
+  type Command,
+  enqueueCommand,
+  getCommand,
+  listAuditEvents,
+  provisionWorkspace,
+} from '../../src/store/index.js';
+import {
+  emptyRun,
+  eventually,
+  isClaim,
+  makeQueue,
+  newRun,
+  setupDb,
+  watchedDb,
+} from './queue-support.js';
+
+/**
+ * An enqueue by the node that holds the run's workspace, with a free slot and nothing
+ * queued before it, inserts the command already claimed: it starts without a claim
+ * statement and without waiting, and its `.queued` and `.running` events are both
+ * written, in that order, in the enqueue's statement. Real Postgres.
+ */
+
+t.test('a free slot claims the command in its enqueue; a busy one queues it', async (t) => {
+  const { db } = await setupDb(t);
+  const run = await newRun(db);
+  const gates = new Map<string, () => void>();
+  const execute: ExecuteCommand = async (command) => {
+    const name = (command.request as { command: string }).command;
+    await new Promise<void>((release) => gates.set(name, release));
+    return emptyRun();
+  };
+  let claims = 0;
+  const watched = watchedDb(db, (sql) => {
+    if (isClaim(sql)) claims += 1;
+  });
+  // Polling is off in effect: whatever starts, an enqueue started.
+  const queue = makeQueue(t, {
+    db: watched,
+    execute,
+    concurrency: 1,
+    pollIntervalMs: 3_600_000,
+  });
+  queue.start();
+  // The worker looks once as it starts (nothing is queued yet); then it idles.
+  await eventually(async () => (claims >= 1 ? true : undefined), 10_000, 'the first look');
+  const first = await queue.enqueue(
+    { ...run, request: { command: 'a' }, timeoutMs: 5000 },
+    { claimHere: true },
+  );
+  t.match(first.command, { status: 'running', leaseOwner: queue.leaseOwner, attempts: 1 });
+  t.ok(first.command.startedAt, 'started in the enqueue');
+  const second = await queue.enqueue(
+    { ...run, request: { command: 'b' }, timeoutMs: 5000 },
+    { claimHere: true },
+  );
+  t.match(second.command, { status: 'queued', leaseOwner: null }, 'no slot: it waits');
+  await eventually(async () => gates.get('a'));
+  gates.get('a')!();
+  await queue.waitForTerminal(first.command.id);
+  await eventually(async () => gates.get('b'), 10_000, 'b claimed once a finished');
+  gates.get('b')!();
+  await queue.waitForTerminal(second.command.id);
+
+  const events = async (id: string) => listAuditEvents(db, { commandId: id });
+  const direct = await events(first.command.id);
+  t.same(
+    direct.map((e) => e.eventType),
+    ['workspace_command.queued', 'workspace_command.running', 'workspace_command.completed'],
+  );
+  t.match(direct[0]!.metadata, { status: 'queued', attempts: 0, queueWaitMs: null });
+  t.match(direct[1]!.metadata, { status: 'running', attempts: 1 });
+  t.same(
+    (await events(second.command.id)).map((e) => e.eventType),
+    ['workspace_command.queued', 'workspace_command.running', 'workspace_command.completed'],
+  );
+});
+
+t.test('the claim in an enqueue never overtakes, nor takes another node’s run', async (t) => {
+  const { db } = await setupDb(t);
+  const mine = { leaseOwner: 'node-a/test', leaseMs: 5000, nodeId: 'node-a' };
+  const runA = await newRun(db);
+  const runB = await newRun(db);
+  await provisionWorkspace(db, { runId: runB.runId, nodeId: 'node-b', ownerUserId: 'user-1' });
+  const insert = (run: typeof runA, id: string, claim = true): Promise<Command> =>
+    enqueueCommand(
+      db,
+      { ...run, id, request: { command: 'x' }, timeoutMs: 5000 },
+      claim ? { claim: mine } : {},
+    ).then((r) => r.command);
+
+  t.match(await insert(runB, 'c-other'), { status: 'queued' }, 'node-b holds run B');
+  t.match(await insert(runA, 'c-behind'), { status: 'queued' }, 'something queued waits');
+  await db.execute(`delete from workspace_command where status = 'queued'`, []);
+  const claimed = await insert(runA, 'c-free');
+  t.match(claimed, { status: 'running', leaseOwner: 'node-a/test' });
+  t.ok(claimed.leaseExpiresAt && claimed.startedAt, 'its lease is taken');
+  t.match(await getCommand(db, 'c-free'), { status: 'running', attempts: 1 });
+  t.match(await insert(runA, 'c-plain', false), { status: 'queued' }, 'no claim asked');
+});
