@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { OutputStream } from '../contract/index.js';
 import { MAX_FRAME_BYTES, MAX_REQUEST_ID_CHARS } from './limits.js';
 
 /** The node types that speak the mesh. */
@@ -68,7 +69,7 @@ export interface ResponseFrame {
 export interface OutputFrame {
   readonly kind: 'output';
   readonly id: string;
-  readonly stream: 'stdout' | 'stderr';
+  readonly stream: OutputStream;
   readonly chunk: Buffer;
 }
 

@@ -29,6 +29,8 @@
  * @module
  */
 
+import type { OutputStream } from '../contract/index.js';
+
 /** The descriptors the agent talks to the node on (beyond bwrap's own, see `BWRAP_FDS`). */
 export const AGENT_FDS = { requests: 9, events: 10 } as const;
 
@@ -162,7 +164,7 @@ export function encodeAgentRequest(request: AgentRequest): Buffer {
 /** One event from the agent. */
 export type AgentEvent =
   | { readonly kind: 'ready' }
-  | { readonly kind: 'output'; readonly stream: 'stdout' | 'stderr'; readonly chunk: Buffer }
+  | { readonly kind: 'output'; readonly stream: OutputStream; readonly chunk: Buffer }
   | { readonly kind: 'exit'; readonly code: number | null; readonly signal: number | null }
   | { readonly kind: 'done'; readonly reusable: boolean };
 
