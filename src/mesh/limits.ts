@@ -22,6 +22,12 @@ export const MAX_REQUEST_ID_CHARS = 128;
 /** How often a serving node sends a Health frame on each stream. */
 export const HEALTH_INTERVAL_MS = 1_000;
 
+/**
+ * How long a change of a node's load must hold before a Health frame reports it ahead
+ * of the period: a call that starts and ends within it sends no frame of its own.
+ */
+export const LOAD_SETTLE_MS = 50;
+
 /** A peer whose last Health frame is older than this is not healthy. */
 export const HEALTH_STALE_MS = 5_000;
 

@@ -1,9 +1,10 @@
 /**
  * The gRPC server of a node: `NodeService.Stream` (when the node serves requests)
  * and `grpc.health.v1.Health` (always). It authenticates streams by the mesh token,
- * says hello, sends a Health frame every {@link HEALTH_INTERVAL_MS} and on every
- * change, and shuts down gracefully: {@link MeshServer.drain} stops taking calls and
- * reports unhealthy, lets in-flight calls finish within a grace period and aborts
+ * says hello, sends a Health frame every {@link HEALTH_INTERVAL_MS}, at once when its
+ * health changes and when its load changes once the change has held for
+ * {@link LOAD_SETTLE_MS}, and shuts down gracefully: {@link MeshServer.drain} stops
+ * taking calls and reports unhealthy, lets in-flight calls finish within a grace period and aborts
  * the rest; {@link MeshServer.close} then ends every stream and stops the server.
  *
  * Lifecycle ({@link MESH_SERVER_LIFECYCLE}, one log line per move): `new` -> `serving`
@@ -27,7 +28,12 @@ import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js'
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
 import { tolerantDeserializer } from './frames.js';
 import { HealthStatusTable } from './health-service.js';
-import { HEALTH_INTERVAL_MS, MAX_FRAME_BYTES, serverChannelOptions } from './limits.js';
+import {
+  HEALTH_INTERVAL_MS,
+  LOAD_SETTLE_MS,
+  MAX_FRAME_BYTES,
+  serverChannelOptions,
+} from './limits.js';
 import { checkMeshToken } from './mesh-auth.js';
 import { serverCredentials } from './mesh-credentials.js';
 import { loadMeshProtos, NODE_SERVICE_NAME } from './proto.js';
@@ -92,6 +98,10 @@ export class MeshServer {
   private readonly tasks = new Map<Promise<void>, AbortController>();
   private readonly machine: StateMachine<MeshServerState>;
   private ticker: NodeJS.Timeout | undefined;
+  /** A load change waiting to settle before it is reported. */
+  private settling: NodeJS.Timeout | undefined;
+  /** The load of the last Health frame sent, `running/queued`. */
+  private lastLoad = '';
   private readonly hello: HelloFrame;
   private readonly capacity: number;
 
@@ -193,6 +203,7 @@ export class MeshServer {
   async close(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
+    clearTimeout(this.settling);
     this.machine.moveTo('closed');
     for (const [, controller] of this.tasks) {
       controller.abort(new NodeStoppingError(this.options.nodeId));
@@ -217,7 +228,27 @@ export class MeshServer {
   }
 
   private broadcastHealth(): void {
+    clearTimeout(this.settling);
+    this.settling = undefined;
+    const frame = this.healthFrame();
+    this.lastLoad = `${frame.running}/${frame.queued}`;
     for (const session of this.sessions) session.sendHealth();
+  }
+
+  /**
+   * Reports a change of load once it has held for {@link LOAD_SETTLE_MS}, if it still
+   * differs from the last frame sent then; the periodic frame carries it anyway. A
+   * short call thus adds no frame to its stream while it runs or right after its
+   * answer.
+   */
+  private loadChanged(): void {
+    if (this.settling !== undefined) return;
+    this.settling = setTimeout(() => {
+      this.settling = undefined;
+      const frame = this.healthFrame();
+      if (`${frame.running}/${frame.queued}` !== this.lastLoad) this.broadcastHealth();
+    }, LOAD_SETTLE_MS);
+    this.settling.unref();
   }
 
   private streamImplementation(handler: RequestHandler): UntypedServiceImplementation {
@@ -240,10 +271,10 @@ export class MeshServer {
       track: (task, controller) => {
         const running: Promise<void> = task(controller.signal).finally(() => {
           this.tasks.delete(running);
-          this.broadcastHealth();
+          this.loadChanged();
         });
         this.tasks.set(running, controller);
-        this.broadcastHealth();
+        this.loadChanged();
       },
       health: () => this.healthFrame(),
       closed: (session) => this.sessions.delete(session),

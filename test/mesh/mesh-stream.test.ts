@@ -157,6 +157,26 @@ t.test('a cancel frame aborts the running request through its signal', async (t)
   t.match(r, { ok: false, message: 'aborted' });
 });
 
+t.test('a change of load is reported once it holds; a short call sends no frame', async (t) => {
+  // Without the period getting in the way: every frame after the first is a change.
+  const { server, port } = await startServer({ healthIntervalMs: 600_000 });
+  t.teardown(() => server.close());
+  const reported: number[] = [];
+  const peer: PeerConnection = connect(port, TOKEN, () => {
+    const running = peer.view().running;
+    if (reported.at(-1) !== running) reported.push(running);
+  });
+  t.teardown(() => peer.close());
+  await eventually('peer ready', () => peer.view().connected);
+  t.same((await peer.request('m', null, json({ op: 'echo' }))).ok, true, 'a short call');
+  const held = peer.request('m', null, json({ op: 'hold' }));
+  await eventually('the held call is reported', () => peer.view().running === 1);
+  holds.shift()?.();
+  t.same((await held).ok, true);
+  await eventually('its end is reported', () => peer.view().running === 0);
+  t.same(reported, [0, 1, 0], 'the short call neither raised nor lowered the load seen');
+});
+
 t.test('a wrong or missing token is refused; the node keeps serving', async (t) => {
   const { server, target, port } = await startServer();
   t.teardown(() => server.close());
