@@ -24,15 +24,42 @@ export interface ExecPhases {
   runner: number;
 }
 
-/** Reads the phases of the exec that produced `result`, which took `totalMs`. */
-export async function execPhases(
-  db: Db,
-  result: DispatchResult,
-  totalMs: number,
-): Promise<ExecPhases | null> {
-  if (!result.ok) return null;
-  const id = (result.payload as { commandId?: string }).commandId;
-  if (!id) return null;
+/** One timed call whose command row is read after the sampling. */
+interface TimedCall {
+  readonly commandId: string;
+  readonly totalMs: number;
+}
+
+/**
+ * Collects the `exec` calls of a case and reads their command rows once the sampling is
+ * over. Reading a row between two samples would run a statement on the caller's
+ * database pool just before the next call, so an in-process host would start each call
+ * on a connection the bench had just woken, and a node process on one left idle.
+ */
+export class PhaseLog {
+  private readonly calls: TimedCall[] = [];
+
+  /** Keeps the call that produced `result` and took `totalMs`, when it ran a command. */
+  note(result: DispatchResult, totalMs: number): void {
+    if (!result.ok) return;
+    const id = (result.payload as { commandId?: string }).commandId;
+    if (id) this.calls.push({ commandId: id, totalMs });
+  }
+
+  /** The phases of the last `count` calls noted (all of them when omitted). */
+  async read(db: Db, count?: number): Promise<ExecPhases[]> {
+    const calls = count === undefined ? this.calls : this.calls.slice(-count);
+    const out: ExecPhases[] = [];
+    for (const call of calls) {
+      const p = await execPhases(db, call.commandId, call.totalMs);
+      if (p) out.push(p);
+    }
+    return out;
+  }
+}
+
+/** Reads the phases of command `id`, whose call took `totalMs`. */
+async function execPhases(db: Db, id: string, totalMs: number): Promise<ExecPhases | null> {
   const rows = await db.query<{ wait: number; exec: number; dur: number | null }>(
     `select extract(epoch from (started_at - queued_at)) * 1000 as wait,
             extract(epoch from (finished_at - started_at)) * 1000 as exec,

@@ -12,7 +12,7 @@ import { benchCgroups } from '../bench-cgroups.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { countingDb, describeTallies } from '../counting-db.js';
 import { type Row, ratioRow, sampleInterleaved, skippedRow } from '../harness.js';
-import { describePhases, type ExecPhases, execPhases } from '../phases.js';
+import { describePhases, PhaseLog } from '../phases.js';
 import { rawBwrap } from '../raw-bwrap.js';
 
 export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
@@ -43,7 +43,7 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
     });
     if (res.exitCode !== 0) throw new Error(`runner: exit ${res.exitCode}`);
   };
-  const phases: ExecPhases[] = [];
+  const phases = new PhaseLog();
   const samples = ctx.pick(15, 60);
   const [hostMs, runnerMs, warmMs, bareMs, rawMs, launchedMs, inCgroupMs] = await sampleInterleaved(
     [
@@ -58,8 +58,7 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
           );
           const total = performance.now() - start;
           expectOk(r, 'exec true');
-          const p = await execPhases(db, r, total);
-          if (p) phases.push(p);
+          phases.note(r, total);
           return total;
         },
       },
@@ -74,7 +73,7 @@ export async function execInProcess(ctx: BenchContext): Promise<Row[]> {
     ],
     { samples, warmup: 3 },
   );
-  const warm = phases.slice(-samples);
+  const warm = await phases.read(db, samples);
   return [
     ratioRow(
       {

@@ -10,7 +10,7 @@
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
 import { startAgent, startWorkbenchProcess } from '../mesh.js';
-import { describePhases, type ExecPhases, execPhases } from '../phases.js';
+import { describePhases, PhaseLog } from '../phases.js';
 
 export async function execMesh(ctx: BenchContext): Promise<Row[]> {
   const { db, url } = await ctx.openDb();
@@ -20,8 +20,8 @@ export async function execMesh(ctx: BenchContext): Promise<Row[]> {
   const agent = await startAgent(ctx, wb);
   // Phases come from the command rows; the node process shares the database only on
   // real Postgres.
-  const remotePhases: ExecPhases[] = [];
-  const localPhases: ExecPhases[] = [];
+  const remotePhases = new PhaseLog();
+  const localPhases = new PhaseLog();
   const remote = async (action: string, args: Record<string, unknown>) => {
     const start = performance.now();
     const out = await agent.dispatch(envelope(remoteRun!, action, args), BENCH_AUTHORITY);
@@ -29,10 +29,7 @@ export async function execMesh(ctx: BenchContext): Promise<Row[]> {
     if (out.route.kind !== 'remote')
       throw new Error(`expected a remote route, got ${out.route.kind}`);
     expectOk(out.result, `${action} through the mesh`);
-    if (action === 'exec' && url !== null) {
-      const p = await execPhases(db, out.result, total);
-      if (p) remotePhases.push(p);
-    }
+    if (action === 'exec' && url !== null) remotePhases.note(out.result, total);
     return total;
   };
   const local = async (action: string, args: Record<string, unknown>) => {
@@ -40,22 +37,20 @@ export async function execMesh(ctx: BenchContext): Promise<Row[]> {
     const r = await host.handleDispatch(envelope(localRun!, action, args), BENCH_AUTHORITY);
     const total = performance.now() - start;
     expectOk(r, `${action} in-process`);
-    if (action === 'exec') {
-      const p = await execPhases(db, r, total);
-      if (p) localPhases.push(p);
-    }
+    if (action === 'exec') localPhases.note(r, total);
     return total;
   };
   const file = { path: 'small.txt', content: 'x'.repeat(100) };
   await remote('fs_write', file);
   await local('fs_write', file);
 
+  const execSamples = ctx.pick(15, 60);
   const [meshExec, localExec] = await sampleInterleaved(
     [
       { name: 'mesh', run: () => remote('exec', { command: 'true' }) },
       { name: 'local', run: () => local('exec', { command: 'true' }) },
     ],
-    { samples: ctx.pick(15, 60), warmup: 3 },
+    { samples: execSamples, warmup: 3 },
   );
   const [meshRead, localRead] = await sampleInterleaved(
     [
@@ -64,6 +59,10 @@ export async function execMesh(ctx: BenchContext): Promise<Row[]> {
     ],
     { samples: ctx.pick(50, 300), warmup: 10 },
   );
+  const [meshPhases, inProcessPhases] = [
+    await remotePhases.read(db, execSamples),
+    await localPhases.read(db, execSamples),
+  ];
   const added = (s: { median: number }, b: { median: number }) => s.median - b.median;
   const note = (sub: number[] | undefined, base: number[] | undefined) => {
     const row = ratioRow(
@@ -82,7 +81,7 @@ export async function execMesh(ctx: BenchContext): Promise<Row[]> {
         baseline: 'exec true, in-process',
         unit: 'ms',
         target: 'added p50 <= 2 ms',
-        note: `${note(meshExec, localExec)}; the workbench process has its own database handle (${ctx.database.kind}). Mesh ${url === null ? '(phases need real Postgres)' : describePhases(remotePhases)}. In-process ${describePhases(localPhases)}`,
+        note: `${note(meshExec, localExec)}; the workbench process has its own database handle (${ctx.database.kind}). Mesh ${url === null ? '(phases need real Postgres)' : describePhases(meshPhases)}. In-process ${describePhases(inProcessPhases)}`,
       },
       meshExec ?? [],
       localExec ?? [],
