@@ -112,16 +112,17 @@ async function settle(run: Promise<ExecutionResult>, signal: AbortSignal): Promi
     (result): ExecutionEnd => ({ kind: 'result', result }),
     (error: unknown): ExecutionEnd => ({ kind: 'error', error }),
   );
-  const giveUp = new AbortController();
+  // A plain timer, not an abortable delay: ending it costs no error object per command.
+  let giveUp: NodeJS.Timeout | undefined;
   const late = new Promise<ExecutionEnd>((resolve) => {
     const onAbort = () => {
-      delay(ABORT_WAIT_MS, undefined, { signal: giveUp.signal }).then(
+      giveUp = setTimeout(
         () =>
           resolve({
             kind: 'error',
             error: new Error(`the executor did not return within ${ABORT_WAIT_MS} ms of an abort`),
           }),
-        () => undefined,
+        ABORT_WAIT_MS,
       );
     };
     if (signal.aborted) onAbort();
@@ -130,7 +131,7 @@ async function settle(run: Promise<ExecutionResult>, signal: AbortSignal): Promi
   try {
     return await Promise.race([ended, late]);
   } finally {
-    giveUp.abort();
+    clearTimeout(giveUp);
   }
 }
 

@@ -11,7 +11,6 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../telemetry/logger.js';
 import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './sync/index.js';
 
@@ -80,16 +79,24 @@ export function watchQuota(
   onExceeded: (found: QuotaExceeded) => void,
   log?: Logger,
 ): QuotaWatch {
-  const stopped = new AbortController();
+  let stopped = false;
   let current: ChildProcess | null = null;
+  // A plain timer that stop() ends early: no abort signal, so stopping the watch of
+  // every command creates no error object.
+  let pending: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  const pause = (ms: number) =>
+    new Promise<void>((wake) => {
+      pending = { timer: setTimeout(wake, ms), wake };
+    });
   const loop = (async () => {
     // The first look is one pause in: one at the start would count only what was there
     // before the command wrote anything, and a command that ends sooner is checked at
     // its sync, which refuses it over the quota just the same.
-    let pause = MIN_INTERVAL_MS;
+    let interval = MIN_INTERVAL_MS;
     for (;;) {
-      await delay(pause, undefined, { signal: stopped.signal }).catch(() => undefined);
-      if (stopped.signal.aborted) return;
+      await pause(interval);
+      pending = null;
+      if (stopped) return;
       const began = performance.now();
       const found = await look(dir, quota, (child) => {
         current = child;
@@ -98,16 +105,21 @@ export function watchQuota(
         log?.warn({ dir }, 'find is missing: the workspace quota is checked at sync only');
         return;
       }
-      if (found.over && !stopped.signal.aborted) {
+      if (found.over && !stopped) {
         onExceeded({ over: found.over, usage: found.usage });
         return;
       }
-      pause = Math.max(MIN_INTERVAL_MS, 2 * (performance.now() - began));
+      interval = Math.max(MIN_INTERVAL_MS, 2 * (performance.now() - began));
     }
   })();
   return {
     async stop() {
-      stopped.abort();
+      stopped = true;
+      const waiting = pending as { timer: NodeJS.Timeout; wake: () => void } | null;
+      if (waiting) {
+        clearTimeout(waiting.timer);
+        waiting.wake();
+      }
       (current as ChildProcess | null)?.kill('SIGKILL');
       await loop;
     },
