@@ -19,7 +19,8 @@
  */
 
 import { type ErrorCode, errorCategory, isErrorCode } from '../contract/errors.js';
-import { type Command, type CommandOutcome, TERMINAL_COMMAND_STATUSES } from '../store/commands.js';
+import type { CommandOutcome } from '../store/command-lease.js';
+import { type Command, TERMINAL_COMMAND_STATUSES } from '../store/commands.js';
 import type { ExecutionResult } from './execution.js';
 
 /** Why a worker aborted an execution. */

@@ -27,16 +27,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkbenchError } from '../contract/errors.js';
+import { cancelCommand, claimCommands, recoverStaleCommands } from '../store/command-lease.js';
 import {
   type Command,
-  cancelCommand,
-  claimCommands,
   countLiveCommands,
   enqueueCommand,
   getCommand,
   getCommands,
   type NewCommand,
-  recoverStaleCommands,
 } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';

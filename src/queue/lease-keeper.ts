@@ -1,4 +1,4 @@
-import { heartbeatCommandLease } from '../store/commands.js';
+import { heartbeatCommandLease } from '../store/command-lease.js';
 import type { Queryable } from '../store/db.js';
 
 /** Options of {@link keepLease}. */

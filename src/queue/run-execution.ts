@@ -1,11 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type ClaimWithFinish,
-  type Command,
   type CommandOutcome,
   finishAndClaim,
-  getCommand,
-} from '../store/commands.js';
+} from '../store/command-lease.js';
+import { type Command, getCommand } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { commandEventType } from '../telemetry/audit.js';
 import type { CommandTelemetry } from '../telemetry/command-telemetry.js';

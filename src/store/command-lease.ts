@@ -1,0 +1,340 @@
+/**
+ * The moves of a command that its worker makes under a lease: claim (several at once,
+ * only of runs the node may hold), heartbeat, expire, finish (claiming the slot's next
+ * commands in the same statement), cancel, and the recovery of commands whose worker
+ * is gone. Like the enqueue (`commands.ts`), each is one statement that also writes its
+ * audit event, and every guard (status, lease owner) is checked by the update itself.
+ *
+ * @module
+ */
+
+import { commandEventsInsert } from './command-events.js';
+import {
+  COLUMNS,
+  type Command,
+  columnsOf,
+  type FilesRefused,
+  type TerminalCommandStatus,
+  toCommand,
+} from './command-row.js';
+import { getCommand } from './commands.js';
+import type { Queryable } from './db.js';
+import { liveWorkerCondition } from './workers.js';
+
+/**
+ * Which commands a node may claim: those of runs whose workspace it holds, whose
+ * workspace no node holds, or whose holder is gone (no live worker). A run's
+ * commands thus wait for a live holder however long its queue is (queue wait is the
+ * signal to add capacity), and only a dead holder's work moves, through a fenced
+ * takeover by the node that claims it.
+ */
+export interface ClaimAffinity {
+  nodeId: string;
+  /** How long a worker's heartbeat counts it live, ms. */
+  livenessMs: number;
+}
+
+/**
+ * Claims up to `limit` of the oldest claimable queued commands for `leaseOwner`, and
+ * writes their `workspace_command.running` events, in one statement; returns them
+ * oldest first (none when nothing is queued). `SKIP LOCKED` lets concurrent workers
+ * claim different rows without waiting, and the update checks each row is still
+ * queued. Without `affinity`, any queued command is claimable.
+ */
+export async function claimCommands(
+  q: Queryable,
+  leaseOwner: string,
+  leaseMs: number,
+  limit: number,
+  affinity?: ClaimAffinity,
+): Promise<Command[]> {
+  const rows = await q.query(
+    `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5 })},
+     events as (${commandEventsInsert('claimed')})
+     select ${COLUMNS} from claimed order by queued_at, id`,
+    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0, limit],
+  );
+  return rows.map(toCommand);
+}
+
+/**
+ * The `picked` and `claimed` CTEs of a claim: the oldest queued commands this worker
+ * may take (see {@link ClaimAffinity}), at most the `limit` parameter, claimed under
+ * its lease. Parameters are named by their positions in the statement.
+ */
+function claimCtes(p: {
+  owner: number;
+  lease: number;
+  node: number;
+  liveness: number;
+  limit: number;
+}): string {
+  return `picked as materialized (
+       select q.id from workspace_command q
+       left join workbench_workspace w on w.run_id = q.run_id and w.status = 'provisioned'
+       where q.status = 'queued'
+         and ($${p.node}::text is null or w.node_id is null or w.node_id = $${p.node}
+              or not exists (select 1 from workbench_worker k
+                             where k.node_id = w.node_id and ${liveWorkerCondition('k', p.liveness)}))
+       order by q.queued_at, q.id limit $${p.limit} for update of q skip locked
+     ), claimed as (
+       update workspace_command c set status = 'running', lease_owner = $${p.owner},
+         lease_expires_at = now() + ($${p.lease} * interval '1 millisecond'),
+         attempts = c.attempts + 1, started_at = now()
+       from picked p where c.id = p.id and c.status = 'queued'
+       returning ${columnsOf('c')}
+     )`;
+}
+
+/** {@link claimCommands} of one command: the oldest claimable one, or null. */
+export async function claimNextCommand(
+  q: Queryable,
+  leaseOwner: string,
+  leaseMs: number,
+  affinity?: ClaimAffinity,
+): Promise<Command | null> {
+  return (await claimCommands(q, leaseOwner, leaseMs, 1, affinity))[0] ?? null;
+}
+
+/** Extends a running command's lease; false when the lease is no longer ours. */
+export async function heartbeatCommand(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  leaseMs: number,
+): Promise<boolean> {
+  const n = await q.execute(
+    `update workspace_command set lease_expires_at = now() + ($3 * interval '1 millisecond')
+     where id = $1 and status = 'running' and lease_owner = $2`,
+    [id, leaseOwner, leaseMs],
+  );
+  return n > 0;
+}
+
+/** What a worker learns from one heartbeat. */
+export interface LeaseHeartbeat {
+  /** False when the lease is no longer this owner's: stop, and record nothing. */
+  held: boolean;
+  /** True when someone asked to cancel the command: kill the sandbox. */
+  cancelRequested: boolean;
+}
+
+/**
+ * Extends a running command's lease, like {@link heartbeatCommand}, and reads the
+ * cancel flag in the same statement, so a worker on another node learns of a cancel
+ * within one heartbeat.
+ */
+export async function heartbeatCommandLease(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  leaseMs: number,
+): Promise<LeaseHeartbeat> {
+  const rows = await q.query(
+    `update workspace_command set lease_expires_at = now() + ($3 * interval '1 millisecond')
+     where id = $1 and status = 'running' and lease_owner = $2
+     returning cancel_requested`,
+    [id, leaseOwner, leaseMs],
+  );
+  const row = rows[0];
+  return { held: row !== undefined, cancelRequested: row?.cancel_requested === true };
+}
+
+/**
+ * Lets a running command's lease lapse now, still under the compare-and-set on status
+ * and owner: a worker shutting down hands the command to stale recovery at once
+ * instead of after a full lease. False when the lease was not this owner's.
+ */
+export async function expireCommandLease(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+): Promise<boolean> {
+  const n = await q.execute(
+    `update workspace_command set lease_expires_at = now()
+     where id = $1 and status = 'running' and lease_owner = $2`,
+    [id, leaseOwner],
+  );
+  return n > 0;
+}
+
+/** The outcome a worker records for a command it ran. */
+export interface CommandOutcome {
+  status: Exclude<TerminalCommandStatus, 'cancelled'> | 'cancelled';
+  exitCode?: number | null;
+  errorCode?: string | null;
+  errorCategory?: string | null;
+  stdout?: Uint8Array | null;
+  stderr?: Uint8Array | null;
+  stdoutTruncated?: boolean;
+  stderrTruncated?: boolean;
+  signal?: string | null;
+  oomKilled?: boolean;
+  execDurationMs?: number | null;
+  filesRefused?: FilesRefused | null;
+}
+
+/**
+ * Records a running command's outcome and writes its event (`completed`, `failed`,
+ * `timed_out` or `cancelled`), in one statement, only if it is still running under
+ * this lease owner: a late finisher never overwrites a recovered or cancelled command.
+ */
+export async function finishCommand(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  outcome: CommandOutcome,
+): Promise<Command | null> {
+  return (await finishAndClaim(q, id, leaseOwner, outcome)).row;
+}
+
+/** What a worker takes on with a finish: its next commands (see {@link finishAndClaim}). */
+export interface ClaimWithFinish {
+  /** Most commands to claim (the slot the finished command frees: usually 1). */
+  limit: number;
+  leaseMs: number;
+  affinity?: ClaimAffinity;
+}
+
+/**
+ * {@link finishCommand}, and in the same statement, with `next`, the claim of the
+ * worker's next commands (as {@link claimCommands} would make it, its events
+ * included): a worker with commands waiting moves from one to the next in one
+ * statement. The finished row is null when it was no longer this worker's to finish;
+ * the claim is made either way (the slot is free).
+ */
+export async function finishAndClaim(
+  q: Queryable,
+  id: string,
+  leaseOwner: string,
+  outcome: CommandOutcome,
+  next?: ClaimWithFinish,
+): Promise<{ row: Command | null; claimed: Command[] }> {
+  const claim = next !== undefined && next.limit > 0;
+  const rows = await q.query(
+    `with finished as (
+       update workspace_command set status = $3, exit_code = $4, error_code = $5,
+         error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
+         stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
+         files_refused = $14::text::jsonb, finished_at = now(), lease_owner = null,
+         lease_expires_at = null
+       where id = $1 and status = 'running' and lease_owner = $2
+       returning ${COLUMNS}
+     )${
+       claim
+         ? `, ${claimCtes({ owner: 2, lease: 15, node: 16, liveness: 17, limit: 18 })},
+     moved as (select * from finished union all select * from claimed),
+     events as (${commandEventsInsert('moved')})
+     select 'finished' as moved_as, ${COLUMNS} from finished
+     union all select 'claimed', ${COLUMNS} from claimed`
+         : `, events as (${commandEventsInsert('finished')})
+     select 'finished' as moved_as, ${COLUMNS} from finished`
+     }`,
+    [
+      id,
+      leaseOwner,
+      outcome.status,
+      outcome.exitCode ?? null,
+      outcome.errorCode ?? null,
+      outcome.errorCategory ?? null,
+      outcome.stdout ? Buffer.from(outcome.stdout) : null,
+      outcome.stderr ? Buffer.from(outcome.stderr) : null,
+      outcome.stdoutTruncated ?? false,
+      outcome.stderrTruncated ?? false,
+      outcome.signal ?? null,
+      outcome.oomKilled ?? false,
+      outcome.execDurationMs === null || outcome.execDurationMs === undefined
+        ? null
+        : Math.round(outcome.execDurationMs),
+      outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
+      ...(claim
+        ? [next.leaseMs, next.affinity?.nodeId ?? null, next.affinity?.livenessMs ?? 0, next.limit]
+        : []),
+    ],
+  );
+  const finished = rows.find((r) => r.moved_as === 'finished');
+  const claimed = rows
+    .filter((r) => r.moved_as === 'claimed')
+    .map(toCommand)
+    .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime() || (a.id < b.id ? -1 : 1));
+  return { row: finished ? toCommand(finished) : null, claimed };
+}
+
+/**
+ * Cancels a command: a queued one ends `cancelled` at once, with its event; a running
+ * one is flagged so its worker kills the sandbox and records the end. Returns the row
+ * afterwards, or null when absent.
+ */
+export async function requestCommandCancel(q: Queryable, id: string): Promise<Command | null> {
+  return (await cancelCommand(q, id)).command;
+}
+
+/**
+ * What a cancel request did: `cancelled` (it was queued and is now terminal),
+ * `flagged` (it is running; its worker will kill it), or `none` (already terminal,
+ * or absent).
+ */
+export type CancelEffect = 'cancelled' | 'flagged' | 'none';
+
+/** {@link requestCommandCancel}, also saying which of the moves it made. */
+export async function cancelCommand(
+  q: Queryable,
+  id: string,
+): Promise<{ command: Command | null; effect: CancelEffect }> {
+  const queued = await q.query(
+    `with cancelled as (
+       update workspace_command set status = 'cancelled', cancel_requested = true,
+         error_code = 'cancelled', error_category = 'cancelled', finished_at = now()
+       where id = $1 and status = 'queued' returning ${COLUMNS}
+     ), events as (${commandEventsInsert('cancelled')})
+     select ${COLUMNS} from cancelled`,
+    [id],
+  );
+  if (queued[0]) return { command: toCommand(queued[0]), effect: 'cancelled' };
+  const running = await q.query(
+    `update workspace_command set cancel_requested = true
+     where id = $1 and status = 'running' returning ${COLUMNS}`,
+    [id],
+  );
+  if (running[0]) return { command: toCommand(running[0]), effect: 'flagged' };
+  return { command: await getCommand(q, id), effect: 'none' };
+}
+
+/**
+ * Ends running commands whose worker can no longer finish them as `failed`, code
+ * `command_lost`, category `recovered_stale`: those whose lease expired before `now`
+ * and, with `livenessMs`, those whose lease owner has no live worker row (its process
+ * died or stopped), with a `workspace_command.recovered_stale` event each, in one
+ * statement. Each update re-checks status and the lease it saw, so a worker that
+ * finishes concurrently wins or loses cleanly; a recovered command is never queued
+ * again, so it never runs twice.
+ */
+export async function recoverStaleCommands(
+  q: Queryable,
+  now: Date,
+  opts: { limit?: number; livenessMs?: number } = {},
+): Promise<Command[]> {
+  const deadWorker =
+    opts.livenessMs === undefined
+      ? 'false'
+      : `not exists (select 1 from workbench_worker k
+                     where k.lease_owner = workspace_command.lease_owner
+                       and ${liveWorkerCondition('k', 3)})`;
+  const rows = await q.query(
+    `with recovered as (
+       update workspace_command c set status = 'failed', error_code = 'command_lost',
+         error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
+         lease_expires_at = null
+       from (select id, lease_owner from workspace_command
+             where status = 'running' and (lease_expires_at < $1 or ${deadWorker})
+             order by lease_expires_at limit $2 for update skip locked) s
+       where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
+       returning ${columnsOf('c')}
+     ), events as (${commandEventsInsert('recovered', 'recovered_stale')})
+     select ${COLUMNS} from recovered`,
+    opts.livenessMs === undefined
+      ? [now, opts.limit ?? 100]
+      : [now, opts.limit ?? 100, opts.livenessMs],
+  );
+  return rows.map(toCommand);
+}
