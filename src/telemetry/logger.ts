@@ -68,7 +68,7 @@ export function redactForLog<T>(value: T, depth = 0): T {
 
 /** Creates the root logger of a node. */
 export function createLogger(options: LoggerOptions): Logger {
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       base: { node: options.nodeId, nodeType: options.nodeType },
@@ -76,7 +76,6 @@ export function createLogger(options: LoggerOptions): Logger {
       // pino's path-based redaction cost several times the rest of a line. An error is
       // redacted once serialized (its own fields are not enumerable before).
       formatters: {
-        bindings: (bindings) => redactForLog(bindings),
         log: (object) => {
           if (!('err' in object)) return redactForLog(object);
           const { err, ...rest } = object;
@@ -90,4 +89,11 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     options.destination,
   );
+  // A child's bindings are written on every line it logs: redacted once, as it is made.
+  // Children inherit this method from the root, so theirs are redacted as well.
+  const pinoChild = logger.child;
+  logger.child = function child(this: Logger, bindings, childOptions) {
+    return pinoChild.call(this, redactForLog(bindings), childOptions);
+  } as Logger['child'];
+  return logger;
 }

@@ -2,11 +2,22 @@ import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { createLogger, REDACTED_CENSOR, redactForLog } from '../../src/telemetry/logger.js';
 
-t.test('secrets and agent data are redacted at any depth', async (t) => {
+/** A node logger writing into memory, and the text it wrote once flushed. */
+function capture() {
   const out = new PassThrough();
   const chunks: string[] = [];
   out.on('data', (c: Buffer) => chunks.push(c.toString()));
   const log = createLogger({ nodeId: 'n1', nodeType: 'workbench', destination: out });
+  const text = async () => {
+    log.flush();
+    await new Promise((r) => setImmediate(r));
+    return chunks.join('');
+  };
+  return { log, text };
+}
+
+t.test('secrets and agent data are redacted at any depth', async (t) => {
+  const { log, text: written } = capture();
   const canary = 'CANARY-7f3a';
   log.info(
     { meshToken: canary, config: { password: canary, s3: { secretAccessKey: canary } } },
@@ -14,10 +25,9 @@ t.test('secrets and agent data are redacted at any depth', async (t) => {
   );
   log
     .child({ runId: 'r1' })
+    .child({ token: canary })
     .info({ request: { command: `echo ${canary}`, env: { K: canary } } }, 'b');
-  log.flush();
-  await new Promise((r) => setImmediate(r));
-  const text = chunks.join('');
+  const text = await written();
   const lines = text
     .trim()
     .split('\n')
@@ -25,15 +35,13 @@ t.test('secrets and agent data are redacted at any depth', async (t) => {
   t.equal(lines.length, 2);
   t.equal(lines[0]!.node, 'n1');
   t.equal(lines[1]!.runId, 'r1', 'child loggers carry their scope');
+  t.equal(lines[1]!.token, '[redacted]', "a child's child's bindings are redacted too");
   t.notMatch(text, canary, 'the canary appears on no line');
   t.match(text, '[redacted]');
 });
 
 t.test('an error is redacted once serialized, and keeps its type, message and stack', async (t) => {
-  const out = new PassThrough();
-  const chunks: string[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c.toString()));
-  const log = createLogger({ nodeId: 'n1', nodeType: 'workbench', destination: out });
+  const { log, text } = capture();
   const canary = 'CANARY-e41b';
   class SpawnError extends Error {}
   const err = Object.assign(new SpawnError('spawn failed'), {
@@ -41,14 +49,13 @@ t.test('an error is redacted once serialized, and keeps its type, message and st
     detail: { stdout: canary, exitCode: 3 },
   });
   log.error({ err, runId: 'r1', config: { token: canary } }, 'failed');
-  log.flush();
-  await new Promise((r) => setImmediate(r));
-  const line = JSON.parse(chunks.join('').trim()) as {
+  const written = await text();
+  const line = JSON.parse(written.trim()) as {
     err: { type: string; message: string; stack: string; command: string; detail: unknown };
     runId: string;
     config: unknown;
   };
-  t.notMatch(chunks.join(''), canary, 'the canary appears nowhere on the line');
+  t.notMatch(written, canary, 'the canary appears nowhere on the line');
   t.equal(line.err.type, 'SpawnError');
   t.equal(line.err.message, 'spawn failed');
   t.match(line.err.stack, /spawn failed/);
