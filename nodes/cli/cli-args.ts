@@ -4,6 +4,7 @@
  * so every form is tested without a server.
  */
 import { parseArgs } from 'node:util';
+import { quote } from 'shell-quote';
 import { isTerminalRunStatus, type TerminalRunStatus } from '../../src/client/index.js';
 
 /** A command line `memql` cannot run; the CLI prints it with the usage and exits 2. */
@@ -13,7 +14,7 @@ export class UsageError extends Error {
 
 /** One subcommand with its arguments. */
 export type CliCommand =
-  | { kind: 'help' }
+  | { kind: 'help'; missingCommand?: true }
   | { kind: 'runs-create'; conversationId?: string; retentionMs?: number }
   | { kind: 'runs-get'; runId: string }
   | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
@@ -126,6 +127,16 @@ function take(rest: readonly string[], names: readonly string[], what: string, o
   return rest;
 }
 
+/**
+ * The shell line of `memql exec`: one word after `--` is a shell line as it is
+ * (`'cat a | wc -l'`); several are a command and its arguments, each quoted, so the
+ * sandbox runs exactly that argv (`grep "hello world" notes.txt` searches for the two
+ * words, not for "hello" in two files).
+ */
+export function execLine(words: readonly string[]): string {
+  return words.length === 1 ? words[0]! : quote([...words]);
+}
+
 function parseCommand(
   words: readonly string[],
   afterDash: readonly string[],
@@ -135,6 +146,7 @@ function parseCommand(
   const all = words.slice(1);
   switch (group) {
     case undefined:
+      return { kind: 'help', missingCommand: true } as const;
     case 'help':
       return { kind: 'help' } as const;
     case 'runs': {
@@ -165,13 +177,24 @@ function parseCommand(
     }
     case 'exec': {
       const [runId, ...inline] = take(all, ['<runId>'], 'exec', Number.POSITIVE_INFINITY);
-      const words = [...inline, ...afterDash];
-      if (words.length === 0) throw new UsageError('exec: missing the command after --');
+      const usage = 'memql exec <runId> -- <command...>';
+      if (afterDash.length === 0) {
+        throw new UsageError(
+          inline.length === 0
+            ? `exec: missing the command after --: ${usage} (one word is a shell line, several are the command and its arguments)`
+            : `exec: the command goes after --: ${usage}`,
+        );
+      }
+      if (inline.length > 0) {
+        throw new UsageError(
+          `exec: "${inline[0]}" stands before --; the whole command goes after it: ${usage}`,
+        );
+      }
       const timeoutMs = positiveInt(v['timeout-ms'], 'timeout-ms');
       return {
         kind: 'exec',
         runId: runId!,
-        command: words.join(' '),
+        command: execLine(afterDash),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(v.cwd === undefined ? {} : { cwd: v.cwd }),
       } as const;

@@ -15,6 +15,11 @@ async function main(): Promise<number> {
   try {
     invocation = parseCli(process.argv.slice(2), process.env);
     if (invocation.command.kind === 'help') {
+      // `memql` with no command is a usage error: the usage goes to stderr, exit 2.
+      if (invocation.command.missingCommand) {
+        process.stderr.write(USAGE);
+        return 2;
+      }
       process.stdout.write(USAGE);
       return 0;
     }

@@ -2,7 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { type CliInvocation, connection, parseCli, UsageError } from '../../nodes/cli/cli-args.js';
+import {
+  type CliInvocation,
+  connection,
+  execLine,
+  parseCli,
+  UsageError,
+} from '../../nodes/cli/cli-args.js';
 import {
   execExitCode,
   formatBytes,
@@ -28,7 +34,8 @@ function usageError(argv: string[], pattern: RegExp | string, e: Record<string, 
 
 t.test('every subcommand parses into its command', async (t) => {
   const table: [string[], CliInvocation['command']][] = [
-    [[], { kind: 'help' }],
+    [[], { kind: 'help', missingCommand: true }],
+    [['help'], { kind: 'help' }],
     [['--help'], { kind: 'help' }],
     [['runs', 'get', 'r1', '-h'], { kind: 'help' }],
     [['runs', 'create'], { kind: 'runs-create' }],
@@ -40,7 +47,7 @@ t.test('every subcommand parses into its command', async (t) => {
     [['runs', 'end', 'r1', 'abandoned'], { kind: 'runs-end', runId: 'r1', status: 'abandoned' }],
     [['runs', 'delete', 'r1'], { kind: 'runs-delete', runId: 'r1' }],
     [
-      ['exec', 'r1', '--', 'echo', 'hi', '|', 'wc', '-c'],
+      ['exec', 'r1', '--', 'echo hi | wc -c'],
       { kind: 'exec', runId: 'r1', command: 'echo hi | wc -c' },
     ],
     [
@@ -106,6 +113,21 @@ t.test('options after -- belong to the exec command, not to memql', async (t) =>
   t.equal(parseCli(['exec', 'r1', '--', 'ls', '--json'], env).global.json, false);
 });
 
+t.test('exec: one word is a shell line; several are an argv, quoted word by word', async (t) => {
+  const table: [string[], string][] = [
+    [['cat a | wc -l'], 'cat a | wc -l'],
+    [['grep', 'hello world', 'notes.txt'], "grep 'hello world' notes.txt"],
+    [['printf', '%s\\n', 'a b'], "printf '%s\\n' 'a b'"],
+    [['echo', "it's"], `echo "it's"`],
+    [['echo', 'hi', '|', 'wc', '-c'], 'echo hi \\| wc -c'],
+    [['echo', '$HOME', '`id`', '$(id)'], 'echo \\$HOME \\`id\\` \\$\\(id\\)'],
+  ];
+  for (const [words, line] of table) {
+    t.equal(execLine(words), line, words.join(' '));
+    t.same(cmd('exec', 'r1', '--', ...words), { kind: 'exec', runId: 'r1', command: line });
+  }
+});
+
 t.test('global options: flags win over the environment; defaults', async (t) => {
   const g = parseCli(['--json', 'workspaces', '--url', 'http://h:1', '--agent', 'me'], env).global;
   t.same(g, { url: 'http://h:1', token: 'tok', json: true, agentId: 'me', taskId: 'cli' });
@@ -128,7 +150,9 @@ t.test('usage errors say what is wrong', async (t) => {
     [['runs', 'get', 'a', 'b'], 'runs get: unexpected argument "b"'],
     [['runs', 'end', 'r1', 'done'], 'status must be succeeded, failed, cancelled or abandoned'],
     [['runs', 'end', 'r1'], 'missing <status>'],
-    [['exec', 'r1'], 'exec: missing the command'],
+    [['exec', 'r1'], 'exec: missing the command after --'],
+    [['exec', 'r1', 'cat', 'notes.txt'], 'exec: the command goes after --'],
+    [['exec', 'r1', 'ls', '--', '-la'], 'exec: "ls" stands before --'],
     [['exec'], 'exec: missing <runId>'],
     [['exec', 'r1', '--timeout-ms', '0', '--', 'true'], '--timeout-ms expects a positive integer'],
     [['fs', 'write', 'r1', 'a'], 'exactly one of --from'],

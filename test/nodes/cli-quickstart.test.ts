@@ -175,7 +175,7 @@ t.test('the same flow through the memql CLI', async (t) => {
   t.equal(wrote.code, 0, wrote.stderr);
   t.match(wrote.stdout.toString(), 'wrote 2.5 MiB to data/blob.bin');
 
-  const exit3 = await memql(['exec', runId, '--', 'echo', 'out;', 'echo err >&2;', 'exit', '3']);
+  const exit3 = await memql(['exec', runId, '--', 'echo out; echo err >&2; exit 3']);
   t.equal(exit3.code, 3, 'memql exec exits with the command exit code');
   t.equal(exit3.stdout.toString(), 'out\n', 'stdout streamed to stdout');
   t.equal(exit3.stderr, 'err\n', 'stderr streamed to stderr');
@@ -206,6 +206,15 @@ t.test('the same flow through the memql CLI', async (t) => {
   t.match(
     older.stdout.toString(),
     /^ID +CALL +STATUS +EXIT +DURATION +QUEUED\n\S+ +- +completed +3 /,
+  );
+
+  // Several words after -- are the argv itself: the sandbox gets each word whole.
+  const argv = await memql(['exec', runId, '--', 'printf', '[%s]\\n', 'a b', "it's", '$HOME;x']);
+  t.equal(argv.code, 0, argv.stderr);
+  t.equal(
+    argv.stdout.toString(),
+    "[a b]\n[it's]\n[$HOME;x]\n",
+    'each word reached printf as it was',
   );
 
   const refused = await memql(['exec', runId, '--', 'bash -c true']);
@@ -325,6 +334,9 @@ t.test('errors print their code and a hint; usage errors exit 2', async (t) => {
   const help = await memql(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout.toString(), 'memql exec <runId>');
+  const bare = await memql([]);
+  t.equal(bare.code, 2, 'memql with no command is a usage error');
+  t.match(bare.stderr, 'memql exec <runId>', 'and prints the usage on stderr');
 });
 
 t.test('the README tool loop runs against the node', async (t) => {
