@@ -34,7 +34,7 @@ import {
 export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean };
   readonly stderr: Writable & { isTTY?: boolean };
-  readonly stdin: NodeJS.ReadableStream;
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** Bytes per `fs_read` and per `fs_write` call; halved on `payload_too_large`. */
@@ -223,7 +223,10 @@ async function exec(
   io: CliIo,
   signal: AbortSignal,
 ): Promise<number> {
-  const { kind: _kind, runId, ...args } = command;
+  const { kind: _kind, runId, ...request } = command;
+  // What is piped in (not a terminal) is the command's standard input.
+  const stdin = io.stdin.isTTY ? '' : await readStdinText(io.stdin);
+  const args = stdin === '' ? request : { ...request, stdin };
   const result = await client.dispatchStream(
     { action: 'exec', args, runId, agentId: global.agentId, taskId: global.taskId },
     {
@@ -288,6 +291,20 @@ async function fsRead(
     });
   }
   return 0;
+}
+
+/** All of `stdin` as text; refused when it is not UTF-8 (exec takes its input as text). */
+async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new Refused(
+      'invalid_arguments',
+      'invalid_arguments: the standard input piped to memql exec is not UTF-8 text; write binary input into the workspace with memql fs write --from - and read it from the file there',
+    );
+  }
 }
 
 async function readSource(source: { from: string } | { content: string }, io: CliIo) {

@@ -27,7 +27,8 @@ commands
   memql exec <runId> [--timeout-ms MS] [--cwd DIR] -- <command...>
       streams the output live; exits with the command's exit code. One word after
       -- is a shell line ('cat a | wc -l'); several are a command and its
-      arguments, passed exactly (grep "two words" notes.txt)
+      arguments, passed exactly (grep "two words" notes.txt). Piped stdin is the
+      command's standard input
   memql commands get <commandId>
   memql commands list <runId> [--status STATUS] [--limit N] [--before ID]
       newest first, without output; finds a command whose call was cut off

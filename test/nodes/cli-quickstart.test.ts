@@ -107,7 +107,7 @@ function memql(args: string[], env: Record<string, string> = {}): Promise<Exit> 
 }
 
 /** `memql args...` with `input` on its stdin. */
-function memqlWithStdin(args: string[], input: string): Promise<Exit> {
+function memqlWithStdin(args: string[], input: string | Buffer): Promise<Exit> {
   const proc = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: { PATH, MEMQL_URL: url, MEMQL_TOKEN: token },
@@ -215,6 +215,19 @@ t.test('the same flow through the memql CLI', async (t) => {
     argv.stdout.toString(),
     "[a b]\n[it's]\n[$HOME;x]\n",
     'each word reached printf as it was',
+  );
+
+  const fed = await memqlWithStdin(['exec', runId, '--', 'wc', '-c'], 'piped in\n');
+  t.equal(fed.code, 0, fed.stderr);
+  t.equal(fed.stdout.toString().trim(), '9', 'what is piped to memql exec is the command stdin');
+  const binary = await memqlWithStdin(
+    ['exec', runId, '--', 'cat'],
+    Buffer.from([0xff, 0xfe, 0x00]),
+  );
+  t.equal(binary.code, 1, 'stdin that is not UTF-8 is refused, not mangled');
+  t.match(
+    binary.stderr,
+    /^error: invalid_arguments: the standard input piped to memql exec is not UTF-8/,
   );
 
   const refused = await memql(['exec', runId, '--', 'bash -c true']);
