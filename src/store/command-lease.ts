@@ -103,12 +103,7 @@ export async function heartbeatCommand(
   leaseOwner: string,
   leaseMs: number,
 ): Promise<boolean> {
-  const n = await q.execute(
-    `update workspace_command set lease_expires_at = now() + ($3 * interval '1 millisecond')
-     where id = $1 and status = 'running' and lease_owner = $2`,
-    [id, leaseOwner, leaseMs],
-  );
-  return n > 0;
+  return (await heartbeatCommandLease(q, id, leaseOwner, leaseMs)).held;
 }
 
 /** What a worker learns from one heartbeat. */
