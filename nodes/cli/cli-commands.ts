@@ -295,10 +295,9 @@ async function fsRead(
 
 /** All of `stdin` as text; refused when it is not UTF-8 (exec takes its input as text). */
 async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
+  const bytes = await readAll(stdin);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new Refused(
       'invalid_arguments',
@@ -310,8 +309,13 @@ async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
 async function readSource(source: { from: string } | { content: string }, io: CliIo) {
   if ('content' in source) return Buffer.from(source.content, 'utf8');
   if (source.from !== '-') return readFile(source.from);
+  return readAll(io.stdin);
+}
+
+/** Everything `stream` gives until it ends. */
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks);
 }
 
