@@ -232,7 +232,7 @@ export class MeshServer {
     this.settling = undefined;
     const frame = this.healthFrame();
     this.lastLoad = `${frame.running}/${frame.queued}`;
-    for (const session of this.sessions) session.sendHealth();
+    for (const session of this.sessions) session.sendHealth(frame);
   }
 
   /**

@@ -108,9 +108,9 @@ export class ServerSession {
     this.send(this.host.health());
   }
 
-  /** Sends a fresh health frame. */
-  sendHealth(): void {
-    if (!this.done) this.send(this.host.health());
+  /** Sends `frame`, or a fresh health frame. */
+  sendHealth(frame: HealthFrame = this.host.health()): void {
+    if (!this.done) this.send(frame);
   }
 
   /** Ends the stream from this side (the node is stopping). */
