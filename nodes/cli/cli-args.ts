@@ -5,7 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { quote } from 'shell-quote';
-import { isTerminalRunStatus, type TerminalRunStatus } from '../../src/client/index.js';
+import {
+  isTerminalRunStatus,
+  type RunStatus,
+  type TerminalRunStatus,
+} from '../../src/client/index.js';
 
 /** A command line `memql` cannot run; the CLI prints it with the usage and exits 2. */
 export class UsageError extends Error {
@@ -16,6 +20,7 @@ export class UsageError extends Error {
 export type CliCommand =
   | { kind: 'help'; missingCommand?: true }
   | { kind: 'runs-create'; conversationId?: string; retentionMs?: number }
+  | { kind: 'runs-list'; status?: RunStatus; limit?: number; before?: string }
   | { kind: 'runs-get'; runId: string }
   | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
   | { kind: 'runs-delete'; runId: string }
@@ -35,7 +40,8 @@ export type CliCommand =
   | { kind: 'workspaces'; all: boolean }
   | { kind: 'artifacts-list'; runId?: string }
   | { kind: 'artifacts-download'; artifactId: string; out?: string; progress: boolean }
-  | { kind: 'fleet' };
+  | { kind: 'fleet' }
+  | { kind: 'mcp' };
 
 /** Options every subcommand accepts. */
 export interface GlobalOptions {
@@ -94,6 +100,7 @@ const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'agent', 
 const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   help: [],
   'runs-create': ['conversation', 'retention-ms'],
+  'runs-list': ['status', 'limit', 'before'],
   'runs-get': [],
   'runs-end': [],
   'runs-delete': [],
@@ -108,6 +115,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'artifacts-list': ['run'],
   'artifacts-download': ['out', 'progress'],
   fleet: [],
+  mcp: [],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -159,6 +167,22 @@ function parseCommand(
           ...(retentionMs === undefined ? {} : { retentionMs }),
         } as const;
       }
+      if (sub === 'list' || sub === 'ls') {
+        take(rest, [], `runs ${sub}`);
+        const status = v.status;
+        if (status !== undefined && status !== 'running' && !isTerminalRunStatus(status)) {
+          throw new UsageError(
+            `runs ${sub}: --status must be running, succeeded, failed, cancelled or abandoned, not "${status}"`,
+          );
+        }
+        const limit = positiveInt(v.limit, 'limit');
+        return {
+          kind: 'runs-list',
+          ...(status === undefined ? {} : { status }),
+          ...(limit === undefined ? {} : { limit }),
+          ...(v.before === undefined ? {} : { before: v.before }),
+        } as const;
+      }
       if (sub === 'get')
         return { kind: 'runs-get', runId: take(rest, ['<runId>'], 'runs get')[0]! };
       if (sub === 'delete') {
@@ -173,7 +197,7 @@ function parseCommand(
         }
         return { kind: 'runs-end', runId: runId!, status } as const;
       }
-      throw new UsageError(`runs: expected create, get, end or delete, not "${sub ?? ''}"`);
+      throw new UsageError(`runs: expected create, list, get, end or delete, not "${sub ?? ''}"`);
     }
     case 'exec': {
       const [runId, ...inline] = take(all, ['<runId>'], 'exec', Number.POSITIVE_INFINITY);
@@ -253,6 +277,9 @@ function parseCommand(
     case 'fleet':
       take(all, [], 'fleet');
       return { kind: 'fleet' } as const;
+    case 'mcp':
+      take(all, [], 'mcp');
+      return { kind: 'mcp' } as const;
     default:
       throw new UsageError(`unknown command "${group}"`);
   }

@@ -3,7 +3,7 @@
  * client, prints human or JSON output, and returns the process exit code.
  */
 import { open, readFile } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import {
   ClientError,
   type CommandStatus,
@@ -15,6 +15,7 @@ import {
   type PromotePayload,
   type WorkbenchClient,
 } from '../../src/client/index.js';
+import { serveMcpStdio } from '../../src/mcp/index.js';
 import type { CliCommand, CliInvocation } from './cli-args.js';
 import {
   EXIT_CANCELLED,
@@ -26,6 +27,7 @@ import {
   formatListing,
   formatProgress,
   formatRun,
+  formatRuns,
   formatWorkspaces,
   USAGE,
 } from './cli-output.js';
@@ -34,7 +36,7 @@ import {
 export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean };
   readonly stderr: Writable & { isTTY?: boolean };
-  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly stdin: Readable & { isTTY?: boolean };
 }
 
 /** Bytes per `fs_read` and per `fs_write` call; halved on `payload_too_large`. */
@@ -110,6 +112,12 @@ async function runCommand(
       const { kind: _kind, ...options } = command;
       const run = await client.createRun(options);
       global.json ? json(out, { run }) : line(out, run.id);
+      return 0;
+    }
+    case 'runs-list': {
+      const { kind: _kind, ...options } = command;
+      const page = await client.listRuns(options);
+      global.json ? json(out, page) : out.write(formatRuns(page));
       return 0;
     }
     case 'runs-get': {
@@ -190,6 +198,14 @@ async function runCommand(
     }
     case 'artifacts-download':
       return download(command, global.json, client, io, signal);
+    case 'mcp':
+      await serveMcpStdio(
+        client,
+        { agentId: global.agentId, taskId: global.taskId },
+        { stdin: io.stdin, stdout: io.stdout },
+        signal,
+      );
+      return 0;
     case 'fleet': {
       const fleet = await client.fleet();
       if (global.json) {

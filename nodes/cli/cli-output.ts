@@ -9,6 +9,7 @@ import type {
   ExecPayload,
   FsListPayload,
   Run,
+  RunPage,
   WorkspaceRecord,
 } from '../../src/client/index.js';
 
@@ -19,6 +20,7 @@ usage: memql [--url URL] [--token TOKEN] [--json] <command> [arguments]
 
 runs
   memql runs create [--conversation ID] [--retention-ms MS]   prints the new run id
+  memql runs ls [--status STATUS] [--limit N] [--before ID]   your runs, newest first
   memql runs get <runId>
   memql runs end <runId> <succeeded|failed|cancelled|abandoned>
   memql runs delete <runId>
@@ -45,6 +47,11 @@ workspaces, artifacts, fleet
   memql artifacts list [--run RUNID]
   memql artifacts download <artifactId> [--out FILE] [--progress]
   memql fleet
+
+MCP
+  memql mcp        an MCP server on stdin/stdout for desktop and IDE agents: the
+                   workbench actions and open_run/end_run/list_runs as tools,
+                   promoted artifacts as resources (uses --url and --token)
 
 options
   --url URL        API address (env MEMQL_URL); npm start prints it
@@ -164,6 +171,15 @@ export function formatRun(run: Run): string {
     `created:        ${run.createdAt}`,
     '',
   ].join('\n');
+}
+
+/** A page of the caller's runs as a table, with how to read the next page. */
+export function formatRuns(page: RunPage): string {
+  if (page.runs.length === 0) return 'no runs\n';
+  const rows = page.runs.map((r) => [r.id, r.status, r.conversationId ?? '-', r.createdAt]);
+  const more =
+    page.nextBefore === null ? '' : `(older runs: memql runs ls --before ${page.nextBefore})\n`;
+  return table(['ID', 'STATUS', 'CONVERSATION', 'CREATED'], rows) + more;
 }
 
 /** The caller's workspaces as a table. */

@@ -6,6 +6,7 @@
  * | route | answer |
  * |---|---|
  * | `POST /v1/runs` | 201 `{run}` |
+ * | `GET /v1/runs?status=&limit=&before=` | `{runs, nextBefore}`, newest first |
  * | `GET /v1/runs/:runId` | `{run}` |
  * | `POST /v1/runs/:runId/end` | `{run, released}` |
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
@@ -21,6 +22,7 @@
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
  * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
  * | `GET /metrics`, `GET /console` | no token |
+ * | `POST /mcp` | MCP over Streamable HTTP, stateless (see `src/mcp`); bearer token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
  *
@@ -30,12 +32,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ListenAddress } from '../config/index.js';
+import { serveMcpHttp } from '../mcp/index.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
-import { authenticate } from './auth.js';
+import { authenticate, bearerToken } from './auth.js';
 import { listRunCommandsRoute } from './command-list.js';
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
-import { ApiError, errorAnswer, sendError, sendJson } from './http-io.js';
+import {
+  ApiError,
+  DISPATCH_BODY_LIMIT_BYTES,
+  errorAnswer,
+  readJson,
+  sendError,
+  sendJson,
+} from './http-io.js';
 import {
   artifactContentRoute,
   fleetRoute,
@@ -45,7 +55,13 @@ import {
   listWorkspacesRoute,
 } from './read-routes.js';
 import { createReadinessProbe } from './readiness.js';
-import { createRunRoute, deleteRunRoute, endRunRoute, getRunRoute } from './run-routes.js';
+import {
+  createRunRoute,
+  deleteRunRoute,
+  endRunRoute,
+  getRunRoute,
+  listRunsRoute,
+} from './run-routes.js';
 
 interface Route {
   method: string;
@@ -58,6 +74,7 @@ const ID = '([^/]+)';
 
 const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/v1\/runs$/, handler: createRunRoute },
+  { method: 'GET', pattern: /^\/v1\/runs$/, handler: listRunsRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
   { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
@@ -100,6 +117,25 @@ export function matchRoute(
     }
   }
   return allowed.length > 0 ? { allowed } : null;
+}
+
+/**
+ * `/mcp`: authenticated like `/v1`, then one stateless MCP exchange. Only POST: a
+ * stateless server offers no standalone event stream (GET) and no session to end
+ * (DELETE).
+ */
+async function serveMcp(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  await authenticate(deps.db, req);
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    throw new ApiError(
+      405,
+      'invalid_arguments',
+      `invalid_arguments: ${req.method} is not allowed on /mcp; MCP messages are POSTed (the server is stateless)`,
+    );
+  }
+  const body = await readJson(req, DISPATCH_BODY_LIMIT_BYTES);
+  await serveMcpHttp(req, res, body, bearerToken(req.headers.authorization)!);
 }
 
 async function serveMetrics(deps: ApiDeps, res: ServerResponse): Promise<void> {
@@ -154,6 +190,7 @@ export function createApiHandler(deps: ApiDeps) {
         res.writeHead(302, { location: '/console' }).end();
         return;
       }
+      if (path === '/mcp') return await serveMcp(deps, req, res);
       if (!path.startsWith('/v1/')) {
         throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
       }

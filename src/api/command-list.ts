@@ -10,17 +10,12 @@
  * @module
  */
 
-import { MAX_ID_CHARS } from '../contract/index.js';
 import { type CommandStatus, getCommand, listRunCommands } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { invalidField, sendJson } from './http-io.js';
+import { type PageQuery, parsePageQuery } from './page-query.js';
 import { ownRun } from './run-routes.js';
 import { commandSummaryView } from './views.js';
-
-/** Commands per page when `limit` is not given. */
-export const COMMAND_PAGE_DEFAULT = 50;
-/** The largest `limit` a caller may ask for. */
-export const COMMAND_PAGE_MAX = 500;
 
 const STATUSES = Object.keys({
   queued: true,
@@ -31,45 +26,9 @@ const STATUSES = Object.keys({
   cancelled: true,
 } satisfies Record<CommandStatus, true>) as CommandStatus[];
 
-/** A parsed command list query. */
-export interface CommandListQuery {
-  /** Only commands in this status. */
-  readonly status?: CommandStatus;
-  /** Page size, 1 to {@link COMMAND_PAGE_MAX}. */
-  readonly limit: number;
-  /** Only commands older than this one (the previous page's `nextBefore`). */
-  readonly before?: string;
-}
-
-function single(query: URLSearchParams, name: string): string | undefined {
-  const values = query.getAll(name);
-  if (values.length > 1) throw invalidField(name, 'given more than once');
-  return values[0];
-}
-
-/** Reads `?status=&limit=&before=`; a bad value is `invalid_arguments` naming it. Pure. */
-export function parseCommandListQuery(query: URLSearchParams): CommandListQuery {
-  const status = single(query, 'status');
-  if (status !== undefined && !(STATUSES as string[]).includes(status)) {
-    throw invalidField('status', `expected one of ${STATUSES.join(', ')}`);
-  }
-  const limitText = single(query, 'limit');
-  let limit = COMMAND_PAGE_DEFAULT;
-  if (limitText !== undefined) {
-    limit = /^[1-9]\d{0,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
-    if (!(limit <= COMMAND_PAGE_MAX)) {
-      throw invalidField('limit', `expected an integer from 1 to ${COMMAND_PAGE_MAX}`);
-    }
-  }
-  const before = single(query, 'before');
-  if (before !== undefined && (before.length === 0 || before.length > MAX_ID_CHARS)) {
-    throw invalidField('before', `expected a command id of 1 to ${MAX_ID_CHARS} characters`);
-  }
-  return {
-    ...(status === undefined ? {} : { status: status as CommandStatus }),
-    limit,
-    ...(before === undefined ? {} : { before }),
-  };
+/** Reads a command list's `?status=&limit=&before=`. Pure. */
+export function parseCommandListQuery(query: URLSearchParams): PageQuery<CommandStatus> {
+  return parsePageQuery(query, STATUSES, 'a command');
 }
 
 /** `GET /v1/runs/:runId/commands`: `{commands, nextBefore}`; another user's run is not_found. */

@@ -11,7 +11,9 @@ import {
   createRun,
   getRunForOwner,
   isTerminalRunStatus,
+  listRunsForOwner,
   type Run,
+  type RunStatus,
   StoreError,
   TERMINAL_RUN_STATUSES,
 } from '../store/index.js';
@@ -25,6 +27,7 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
+import { parsePageQuery } from './page-query.js';
 import { runView } from './views.js';
 
 /** Longest retention a run may ask for: ten years, in ms. */
@@ -72,6 +75,35 @@ export async function createRunRoute(ctx: RouteContext): Promise<void> {
   });
   ctx.log.info({ runId: run.id, userId: run.ownerUserId }, 'run created');
   sendJson(ctx.res, 201, { run: runView(run) });
+}
+
+const RUN_STATUSES: readonly RunStatus[] = ['running', ...TERMINAL_RUN_STATUSES];
+
+/**
+ * `GET /v1/runs?status=&limit=&before=`: the caller's runs, newest first, a page at a
+ * time (`nextBefore` is the id to pass as `before` for the next page, null on the last).
+ * Only the caller's own runs are ever listed.
+ */
+export async function listRunsRoute(ctx: RouteContext): Promise<void> {
+  const query = parsePageQuery(ctx.query, RUN_STATUSES, 'a run');
+  if (
+    query.before !== undefined &&
+    (await getRunForOwner(ctx.deps.db, query.before, ctx.caller.userId)) === null
+  ) {
+    throw invalidField(
+      'before',
+      `"${query.before}" is not one of your runs; pass the nextBefore of the previous page`,
+    );
+  }
+  const rows = await listRunsForOwner(ctx.deps.db, ctx.caller.userId, {
+    ...query,
+    limit: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  sendJson(ctx.res, 200, {
+    runs: page.map(runView),
+    nextBefore: rows.length > query.limit ? page[page.length - 1]!.id : null,
+  });
 }
 
 /** `GET /v1/runs/:runId`. */

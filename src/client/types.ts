@@ -13,6 +13,7 @@ import type {
   CommandEnding,
   CommandStatus,
   RefusedPath,
+  RunStatus,
   ToolActionName,
 } from '../contract/index.js';
 
@@ -40,6 +41,27 @@ export interface Run {
   readonly conversationId: string | null;
   /** Creation time. */
   readonly createdAt: string;
+  /** When the run reached its terminal status; null while it runs. */
+  readonly endedAt: string | null;
+  /** When the run's data is due for deletion; null when kept until deleted. */
+  readonly retentionExpiresAt: string | null;
+}
+
+/** What `listRuns` may select. */
+export interface ListRunsOptions {
+  /** Only runs in this status. */
+  readonly status?: RunStatus;
+  /** Runs per page, 1 to 500; the server's default is 50. */
+  readonly limit?: number;
+  /** Only runs older than this one: the `nextBefore` of the previous page. */
+  readonly before?: string;
+}
+
+/** One page of the caller's runs, newest first. */
+export interface RunPage {
+  readonly runs: readonly Run[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  readonly nextBefore: string | null;
 }
 
 /** What `createRun` may set. */

@@ -29,7 +29,9 @@ import type {
   DispatchRequest,
   FleetView,
   ListCommandsOptions,
+  ListRunsOptions,
   Run,
+  RunPage,
   TerminalRunStatus,
   WorkspaceRecord,
 } from './types.js';
@@ -106,6 +108,18 @@ export class WorkbenchClient {
     return field<Run>(body, 'run');
   }
 
+  /**
+   * One page of the caller's runs, newest first (only the caller's own). Page on with
+   * `before: page.nextBefore` until it is null.
+   */
+  async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
+    const body = await this.json('GET', `/v1/runs${pageSearch(options)}`);
+    return {
+      runs: field<Run[]>(body, 'runs'),
+      nextBefore: field<string | null>(body, 'nextBefore'),
+    };
+  }
+
   /** Read one of the caller's runs (`not_found` for anyone else's). */
   async getRun(runId: string): Promise<Run> {
     return field<Run>(await this.json('GET', `/v1/runs/${enc(runId)}`), 'run');
@@ -165,12 +179,7 @@ export class WorkbenchClient {
    * `before: page.nextBefore` until it is null.
    */
   async listCommands(runId: string, options: ListCommandsOptions = {}): Promise<CommandPage> {
-    const query = new URLSearchParams();
-    if (options.status !== undefined) query.set('status', options.status);
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    if (options.before !== undefined) query.set('before', options.before);
-    const search = query.size > 0 ? `?${query}` : '';
-    const body = await this.json('GET', `/v1/runs/${enc(runId)}/commands${search}`);
+    const body = await this.json('GET', `/v1/runs/${enc(runId)}/commands${pageSearch(options)}`);
     return {
       commands: field<CommandPage['commands']>(body, 'commands'),
       nextBefore: field<string | null>(body, 'nextBefore'),
@@ -319,6 +328,19 @@ export class WorkbenchClient {
     if (!response.ok) throw errorFromResponse(response.status, await response.text());
     return response;
   }
+}
+
+/** The `?status=&limit=&before=` of a list page; empty when nothing is selected. */
+function pageSearch(options: {
+  readonly status?: string;
+  readonly limit?: number;
+  readonly before?: string;
+}): string {
+  const query = new URLSearchParams();
+  if (options.status !== undefined) query.set('status', options.status);
+  if (options.limit !== undefined) query.set('limit', String(options.limit));
+  if (options.before !== undefined) query.set('before', options.before);
+  return query.size > 0 ? `?${query}` : '';
 }
 
 function enc(segment: string): string {

@@ -69,6 +69,11 @@ export function actionArgsJsonSchema(action: ActionName): JsonSchema {
   return inputJsonSchema(ACTION_SCHEMAS[action]);
 }
 
+/** The JSON Schema of the environment hint `{ os?, needs? }`, as callers write it. */
+export function environmentHintJsonSchema(): JsonSchema {
+  return inputJsonSchema(environmentHintSchema);
+}
+
 /**
  * Build the `workbenchHost` tool definition. A fresh object on every call, so a
  * caller that adjusts it (adds a provider-specific flag) cannot affect another.
@@ -95,7 +100,7 @@ export function workbenchToolDefinition(): ToolDefinition {
           description: 'The arguments of the chosen action; use the shape titled with its name.',
           anyOf: argsBranches,
         },
-        environment: inputJsonSchema(environmentHintSchema),
+        environment: environmentHintJsonSchema(),
       },
       required: ['action', 'args'],
       additionalProperties: false,

@@ -144,3 +144,27 @@ export async function listRunsAwaitingCleanup(
   );
   return rows.map(toRun);
 }
+
+/**
+ * The runs `ownerUserId` owns, newest first, a page at a time: only `status` when
+ * given, only runs older than the run `before` (the previous page's last id) when
+ * given. Deleted runs are left out. Another user's run as `before` matches no row, so
+ * the page is empty rather than a window onto that user's runs.
+ */
+export async function listRunsForOwner(
+  q: Queryable,
+  ownerUserId: string,
+  options: { status?: RunStatus; limit: number; before?: string },
+): Promise<Run[]> {
+  const rows = await q.query(
+    `select ${RUN_COLUMNS} from run r
+     where r.owner_user_id = $1 and r.deleted_at is null
+       and ($2::text is null or r.status = $2::text)
+       and ($3::text is null or (r.created_at, r.id) < (
+         select b.created_at, b.id from run b where b.id = $3::text and b.owner_user_id = $1))
+     order by r.created_at desc, r.id desc
+     limit $4::int`,
+    [ownerUserId, options.status ?? null, options.before ?? null, options.limit],
+  );
+  return rows.map(toRun);
+}

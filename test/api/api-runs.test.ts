@@ -1,4 +1,5 @@
 import t from 'tap';
+import { createApiToken } from '../../src/store/index.js';
 import { envelope, startApiHarness } from './api-support.js';
 
 const h = await startApiHarness(t);
@@ -187,4 +188,54 @@ t.test('deleting a run removes its data and its artifacts', async (t) => {
     'deleted workspaces are not listed',
   );
   t.equal((await h.json(h.alice, 'DELETE', `/v1/runs/${run.id}`)).status, 404);
+});
+
+t.test('listing runs: newest first, paged, one status, only the caller own', async (t) => {
+  // A user of this test alone, so other tests' runs do not mix into the pages.
+  const { token: carol } = await createApiToken(h.db, 'carol');
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await newRun(carol, { conversationId: `c${i}` })).id);
+  const bobsRun = await newRun(h.bob);
+  await h.json(carol, 'POST', `/v1/runs/${ids[1]}/end`, { status: 'failed' });
+
+  type Page = { runs: { id: string; status: string }[]; nextBefore: string | null };
+  const seen: string[] = [];
+  let before: string | null = null;
+  let pages = 0;
+  do {
+    const query: string = before === null ? '?limit=2' : `?limit=2&before=${before}`;
+    const page = await h.json<Page>(carol, 'GET', `/v1/runs${query}`);
+    t.equal(page.status, 200);
+    t.ok(page.body.runs.length <= 2);
+    seen.push(...page.body.runs.map((r) => r.id));
+    before = page.body.nextBefore;
+    pages++;
+  } while (before !== null && pages < 10);
+  t.same(seen, [...ids].reverse(), 'every run once, newest first, over three pages');
+  t.equal(pages, 3);
+  t.notOk(seen.includes(bobsRun.id), "bob's run is never listed for carol");
+
+  const failed = await h.json<Page>(carol, 'GET', '/v1/runs?status=failed');
+  t.same(
+    failed.body.runs.map((r) => [r.id, r.status]),
+    [[ids[1], 'failed']],
+  );
+  t.equal(failed.body.nextBefore, null);
+
+  const bad = await h.json<{ errorCode: string; message: string }>(
+    carol,
+    'GET',
+    '/v1/runs?status=done',
+  );
+  t.equal(bad.status, 400);
+  t.equal(bad.body.errorCode, 'invalid_arguments');
+  t.match(bad.body.message, /status: expected one of running, succeeded/);
+  const foreignCursor = await h.json<{ errorCode: string }>(
+    carol,
+    'GET',
+    `/v1/runs?before=${bobsRun.id}`,
+  );
+  t.equal(foreignCursor.status, 400, "another user's run is no cursor");
+  t.equal(foreignCursor.body.errorCode, 'invalid_arguments');
+  t.equal((await h.json(null, 'GET', '/v1/runs')).status, 401);
 });

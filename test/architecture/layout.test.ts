@@ -134,6 +134,7 @@ t.test('src/ holds the parts of the design and nothing else', async (t) => {
     'client',
     'config',
     'contract',
+    'mcp',
     'mesh',
     'objects',
     'queue',

@@ -16,6 +16,7 @@ import {
   formatError,
   formatListing,
   formatProgress,
+  formatRuns,
   table,
   USAGE,
 } from '../../nodes/cli/cli-output.js';
@@ -59,6 +60,12 @@ t.test('every subcommand parses into its command', async (t) => {
       { kind: 'exec', runId: 'r1', command: 'exit 3', timeoutMs: 500, cwd: 'src' },
     ],
     [['commands', 'get', 'c1'], { kind: 'commands-get', commandId: 'c1' }],
+    [['runs', 'ls'], { kind: 'runs-list' }],
+    [
+      ['runs', 'list', '--status', 'running', '--limit', '2', '--before', 'r9'],
+      { kind: 'runs-list', status: 'running', limit: 2, before: 'r9' },
+    ],
+    [['mcp'], { kind: 'mcp' }],
     [['commands', 'list', 'r1'], { kind: 'commands-list', runId: 'r1' }],
     [
       ['commands', 'list', 'r1', '--status', 'failed', '--limit', '5', '--before', 'c9'],
@@ -145,7 +152,7 @@ t.test('global options: flags win over the environment; defaults', async (t) => 
 t.test('usage errors say what is wrong', async (t) => {
   const cases: [string[], string][] = [
     [['nope'], 'unknown command "nope"'],
-    [['runs'], 'runs: expected create, get, end or delete'],
+    [['runs'], 'runs: expected create, list, get, end or delete'],
     [['runs', 'get'], 'runs get: missing <runId>'],
     [['runs', 'get', 'a', 'b'], 'runs get: unexpected argument "b"'],
     [['runs', 'end', 'r1', 'done'], 'status must be succeeded, failed, cancelled or abandoned'],
@@ -161,6 +168,9 @@ t.test('usage errors say what is wrong', async (t) => {
     [['artifacts', 'get'], 'artifacts: expected list or download'],
     [['commands', 'show', 'c1'], 'commands: expected get or list'],
     [['commands', 'list'], 'commands list: missing <runId>'],
+    [['runs', 'ls', '--status', 'done'], 'runs ls: --status must be running, succeeded'],
+    [['runs', 'ls', 'r1'], 'runs ls: unexpected argument "r1"'],
+    [['mcp', 'x'], 'mcp: unexpected argument "x"'],
     [['commands', 'list', 'r1', '--limit', '0'], '--limit expects a positive integer'],
     [['commands', 'get', 'c1', '--status', 'failed'], '--status does not apply to "commands get"'],
     [['workspaces', '-r'], '--recursive does not apply to "workspaces"'],
@@ -298,6 +308,29 @@ t.test('human formatting', async (t) => {
     ].join('\n'),
   );
   t.equal(formatCommands('r1', { commands: [], nextBefore: null }), 'no commands\n');
+  const run = {
+    id: 'run-2',
+    status: 'running',
+    ownerUserId: 'u',
+    conversationId: null,
+    createdAt: '2030-01-01T00:00:02.000Z',
+    endedAt: null,
+    retentionExpiresAt: null,
+  };
+  t.equal(
+    formatRuns({
+      runs: [run, { ...run, id: 'run-1', status: 'failed', conversationId: 'conv' }],
+      nextBefore: 'run-1',
+    }),
+    [
+      'ID     STATUS   CONVERSATION  CREATED',
+      'run-2  running  -             2030-01-01T00:00:02.000Z',
+      'run-1  failed   conv          2030-01-01T00:00:02.000Z',
+      '(older runs: memql runs ls --before run-1)',
+      '',
+    ].join('\n'),
+  );
+  t.equal(formatRuns({ runs: [], nextBefore: null }), 'no runs\n');
   for (const word of [
     'runs create',
     'exec <runId>',

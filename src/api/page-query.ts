@@ -1,0 +1,59 @@
+/**
+ * The query of a newest-first list a page at a time (`?status=&limit=&before=`), as
+ * the run list and a run's command list read it.
+ *
+ * @module
+ */
+
+import { MAX_ID_CHARS } from '../contract/index.js';
+import { invalidField } from './http-io.js';
+
+/** Items per page when `limit` is not given. */
+export const PAGE_DEFAULT = 50;
+/** The largest `limit` a caller may ask for. */
+export const PAGE_MAX = 500;
+
+/** A parsed page query. */
+export interface PageQuery<S extends string> {
+  /** Only items in this status. */
+  readonly status?: S;
+  /** Page size, 1 to {@link PAGE_MAX}. */
+  readonly limit: number;
+  /** Only items older than this one (the previous page's `nextBefore`). */
+  readonly before?: string;
+}
+
+function single(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw invalidField(name, 'given more than once');
+  return values[0];
+}
+
+/** Reads `?status=&limit=&before=`; a bad value is `invalid_arguments` naming it. Pure. */
+export function parsePageQuery<S extends string>(
+  query: URLSearchParams,
+  statuses: readonly S[],
+  cursorNoun: string,
+): PageQuery<S> {
+  const status = single(query, 'status');
+  if (status !== undefined && !(statuses as readonly string[]).includes(status)) {
+    throw invalidField('status', `expected one of ${statuses.join(', ')}`);
+  }
+  const limitText = single(query, 'limit');
+  let limit = PAGE_DEFAULT;
+  if (limitText !== undefined) {
+    limit = /^[1-9]\d{0,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!(limit <= PAGE_MAX)) {
+      throw invalidField('limit', `expected an integer from 1 to ${PAGE_MAX}`);
+    }
+  }
+  const before = single(query, 'before');
+  if (before !== undefined && (before.length === 0 || before.length > MAX_ID_CHARS)) {
+    throw invalidField('before', `expected ${cursorNoun} id of 1 to ${MAX_ID_CHARS} characters`);
+  }
+  return {
+    ...(status === undefined ? {} : { status: status as S }),
+    limit,
+    ...(before === undefined ? {} : { before }),
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * The MCP server of memql-workbench, over stdio (`memql mcp`) and Streamable HTTP
+ * (`/mcp` on agent nodes).
+ *
+ * @module
+ */
+
+export { MCP_HTTP_IDENTITY, selfBaseUrl, serveMcpHttp } from './http.js';
+export {
+  createMcpServer,
+  MCP_RESOURCE_MAX_BYTES,
+  MCP_SERVER_INFO,
+  type McpBackend,
+  type McpCallIdentity,
+  toolResultOf,
+} from './server.js';
+export { serveMcpStdio } from './stdio.js';
+export { actionToolInputSchema, type McpToolListing, mcpTools, RUN_TOOL_NAMES } from './tools.js';

@@ -1,0 +1,298 @@
+/**
+ * The MCP server: the workbench as tools and resources for MCP clients (desktop and
+ * IDE agents over stdio with `memql mcp`, remote agents over Streamable HTTP at
+ * `/mcp` on an agent node).
+ *
+ * It is a client of the agent node's HTTP API on both transports, holding the
+ * caller's own token, so it can do nothing the API would not let that caller do: runs,
+ * ownership, refusals and limits are the API's. What it adds is the shape MCP clients
+ * expect:
+ *
+ * - `tools/list`: `open_run`, `end_run`, `list_runs` and one tool per workbench action
+ *   (see `tools.ts`).
+ * - `tools/call`: a refused or failed call is a tool result with `isError: true` whose
+ *   text starts with the stable error code and says what to do, so the model can read
+ *   it and try again; the dispatch result is also given whole as `structuredContent`.
+ *   A call that carries a progress token gets an `exec` command's output live, as
+ *   progress notifications whose `message` is the new output text.
+ * - `resources/list` and `resources/read`: the caller's promoted artifacts as
+ *   `memql://artifacts/<id>` (text for UTF-8 text types, base64 `blob` otherwise).
+ *
+ * @module
+ */
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode as McpErrorCode,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  ClientError,
+  type DispatchResult,
+  isTerminalRunStatus,
+  type WorkbenchClient,
+} from '../client/index.js';
+import { isActionName, isToolActionName } from '../contract/index.js';
+import { mcpTools } from './tools.js';
+
+/** What the MCP server needs of the API: a {@link WorkbenchClient} or the same shape. */
+export type McpBackend = Pick<
+  WorkbenchClient,
+  | 'createRun'
+  | 'endRun'
+  | 'listRuns'
+  | 'dispatchStream'
+  | 'listArtifacts'
+  | 'getArtifact'
+  | 'openArtifact'
+>;
+
+/** The server's name and version, as `initialize` reports them. */
+export const MCP_SERVER_INFO = { name: 'memql-workbench', version: '0.1.0' } as const;
+
+/** The largest artifact `resources/read` returns inline; larger ones are downloaded. */
+export const MCP_RESOURCE_MAX_BYTES = 16 * 1024 * 1024;
+
+const ARTIFACT_URI = /^memql:\/\/artifacts\/([^/?#]+)$/;
+
+const INSTRUCTIONS =
+  'memql-workbench gives you a sandboxed Linux workspace per run. Call open_run first and pass ' +
+  'its runId to every other tool; files persist across calls within the run. exec runs ' +
+  'allowlisted shell commands with no network; fetch downloads a URL into the workspace; ' +
+  'promote_artifact hands a file to the user. Paths are relative to the workspace root. ' +
+  'End the run with end_run when the work is done.';
+
+/** How the dispatches of one MCP session are recorded (`agentId`, `taskId`). */
+export interface McpCallIdentity {
+  readonly agentId: string;
+  readonly taskId: string;
+}
+
+function text(value: string): CallToolResult['content'][number] {
+  return { type: 'text', text: value };
+}
+
+/** A dispatch result as a tool result: refusals and failures are tool errors. */
+export function toolResultOf(result: DispatchResult): CallToolResult {
+  if (result.ok) {
+    return {
+      content: [text(JSON.stringify(result.payload))],
+      structuredContent: { ...result },
+    };
+  }
+  const detail = result.payload === undefined ? '' : `\n${JSON.stringify(result.payload)}`;
+  return {
+    isError: true,
+    content: [text(`${result.message}${detail}`)],
+    structuredContent: { ...result },
+  };
+}
+
+/** A thrown API error (a bad run id, a bad token) as a tool error the model can read. */
+function toolErrorOf(err: unknown): CallToolResult {
+  if (err instanceof ClientError) {
+    const message = err.message.startsWith(`${err.code}:`)
+      ? err.message
+      : `${err.code}: ${err.message}`;
+    return {
+      isError: true,
+      content: [text(message)],
+      structuredContent: { ok: false, errorCode: err.code, message },
+    };
+  }
+  throw err;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalid(message: string): CallToolResult {
+  return toolResultOf({
+    ok: false,
+    errorCode: 'invalid_arguments',
+    message: `invalid_arguments: ${message}`,
+  });
+}
+
+/** Whether artifact bytes are shown as text: a text-like type and valid UTF-8. */
+function asText(contentType: string, bytes: Buffer): string | null {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const textual =
+    type.startsWith('text/') ||
+    type === 'application/json' ||
+    type.endsWith('+json') ||
+    type.endsWith('+xml') ||
+    type === 'application/xml';
+  if (!textual) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Builds an MCP server over `backend`. Connect it to a transport (`server.connect`);
+ * one server serves one MCP session.
+ */
+export function createMcpServer(backend: McpBackend, identity: McpCallIdentity): Server {
+  const server = new Server(MCP_SERVER_INFO, {
+    capabilities: { tools: {}, resources: {} },
+    instructions: INSTRUCTIONS,
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpTools() }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params;
+    const input = request.params.arguments ?? {};
+    if (!isRecord(input)) return invalid('the arguments must be an object');
+    try {
+      switch (name) {
+        case 'open_run': {
+          const run = await backend.createRun(input as Parameters<McpBackend['createRun']>[0]);
+          return {
+            content: [text(JSON.stringify({ runId: run.id, run }))],
+            structuredContent: { runId: run.id, run },
+          };
+        }
+        case 'end_run': {
+          const { runId, status } = input;
+          if (typeof runId !== 'string') return invalid('runId: expected the run id');
+          if (!isTerminalRunStatus(status)) {
+            return invalid('status: expected succeeded, failed, cancelled or abandoned');
+          }
+          const ended = await backend.endRun(runId, status);
+          return {
+            content: [text(JSON.stringify(ended))],
+            structuredContent: { ...ended },
+          };
+        }
+        case 'list_runs': {
+          const page = await backend.listRuns(input as Parameters<McpBackend['listRuns']>[0]);
+          return { content: [text(JSON.stringify(page))], structuredContent: { ...page } };
+        }
+      }
+      if (!isActionName(name) || !isToolActionName(name)) {
+        return invalid(
+          `no tool "${name}"; the tools are ${mcpTools()
+            .map((t) => t.name)
+            .join(', ')}`,
+        );
+      }
+      const { runId, environment, ...args } = input;
+      if (typeof runId !== 'string') {
+        return invalid('runId: expected the run id from open_run');
+      }
+      const progressToken = request.params._meta?.progressToken;
+      let progress = 0;
+      // One decoder a stream, so a character split across chunks is not mangled.
+      const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+      const result = await backend.dispatchStream(
+        {
+          action: name,
+          args,
+          runId,
+          agentId: identity.agentId,
+          taskId: identity.taskId,
+          callId: `mcp-${String(extra.requestId)}`,
+          ...(environment === undefined ? {} : { environment }),
+        },
+        {
+          signal: extra.signal,
+          ...(progressToken === undefined
+            ? {}
+            : {
+                onOutput: (stream, chunk) => {
+                  progress += chunk.length;
+                  void extra
+                    .sendNotification({
+                      method: 'notifications/progress',
+                      params: {
+                        progressToken,
+                        progress,
+                        message: `${stream}: ${decoders[stream].decode(chunk, { stream: true })}`,
+                      },
+                    })
+                    .catch(() => {});
+                },
+              }),
+        },
+      );
+      return toolResultOf(result);
+    } catch (err) {
+      return toolErrorOf(err);
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const artifacts = await backend.listArtifacts();
+    return {
+      resources: artifacts.map((a) => ({
+        uri: `memql://artifacts/${encodeURIComponent(a.id)}`,
+        name: a.name,
+        title: `${a.name} (run ${a.runId})`,
+        mimeType: a.contentType,
+        size: a.size,
+      })),
+    };
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: 'memql://artifacts/{artifactId}',
+        name: 'artifact',
+        description: 'A promoted artifact, by the artifactId promote_artifact answered.',
+      },
+    ],
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const match = ARTIFACT_URI.exec(uri);
+    if (match === null) {
+      throw new McpError(
+        McpErrorCode.InvalidParams,
+        `invalid_arguments: "${uri}" is not an artifact; artifacts are memql://artifacts/<artifactId>`,
+      );
+    }
+    const id = decodeURIComponent(match[1]!);
+    let record: Awaited<ReturnType<McpBackend['getArtifact']>>;
+    try {
+      record = await backend.getArtifact(id);
+    } catch (err) {
+      if (err instanceof ClientError) throw new McpError(McpErrorCode.InvalidParams, err.message);
+      throw err;
+    }
+    if (record.size > MCP_RESOURCE_MAX_BYTES) {
+      throw new McpError(
+        McpErrorCode.InvalidParams,
+        `payload_too_large: artifact ${id} is ${record.size} bytes, more than ${MCP_RESOURCE_MAX_BYTES} read inline; download it with "memql artifacts download ${id}" or GET /v1/artifacts/${id}/content`,
+      );
+    }
+    const body = await backend.openArtifact(id, { signal: extra.signal });
+    const chunks: Buffer[] = [];
+    for await (const chunk of body.body) chunks.push(Buffer.from(chunk));
+    const bytes = Buffer.concat(chunks);
+    const shown = asText(record.contentType, bytes);
+    const result: ReadResourceResult = {
+      contents: [
+        shown === null
+          ? { uri, mimeType: record.contentType, blob: bytes.toString('base64') }
+          : { uri, mimeType: record.contentType, text: shown },
+      ],
+    };
+    return result;
+  });
+
+  return server;
+}

@@ -1,0 +1,152 @@
+/**
+ * The MCP tools: one per workbench action a model may call (the `workbenchHost`
+ * actions, `build` never among them), and `open_run` / `end_run` / `list_runs` around
+ * them. Each action tool takes the action's own arguments plus the run it works in, so
+ * its input schema is the action's schema from the contract with `runId` (and the
+ * optional `environment` hint) added: the same schema the envelope parser holds the call
+ * to, so a model is told exactly what is accepted.
+ *
+ * @module
+ */
+
+import {
+  actionArgsJsonSchema,
+  environmentHintJsonSchema,
+  type JsonSchema,
+  MAX_ID_CHARS,
+  TERMINAL_RUN_STATUSES,
+  TOOL_ACTION_NAMES,
+  type ToolActionName,
+} from '../contract/index.js';
+
+/** What each action tool does, for the model. */
+const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
+  fs_write: 'Create, replace or append to a file in the run workspace.',
+  fs_read:
+    'Read a file of the run workspace, or a byte range of it. Binary files come back as base64 with encoding "base64".',
+  fs_list: 'List a directory of the run workspace, optionally recursively.',
+  fs_delete: 'Delete a file, or a directory tree with recursive=true.',
+  exec:
+    'Run an allowlisted shell command in the run workspace, in a sandbox with no network. ' +
+    'Files the command writes persist in the run. Live output is sent as progress notifications when the call carries a progress token.',
+  fetch: 'Download an http(s) URL into a file of the run workspace.',
+  promote_artifact:
+    'Hand a workspace file to the user as a downloadable artifact (listed as an MCP resource).',
+};
+
+/** The tools that are not workbench actions. */
+export const RUN_TOOL_NAMES = ['open_run', 'end_run', 'list_runs'] as const;
+
+/** One tool as `tools/list` answers it. */
+export interface McpToolListing {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema & { type: 'object' };
+  readonly annotations?: Record<string, boolean>;
+}
+
+const runIdSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_ID_CHARS,
+  description: 'The run whose workspace the call works in (from open_run).',
+};
+
+const environmentSchema = {
+  ...environmentHintJsonSchema(),
+  description:
+    'Optional environment hint {os?, needs?}. Work that needs a display, a GPU, macOS tooling or the ' +
+    "user's files is refused with environment_mismatch before anything runs.",
+};
+
+/** Whether an action only reads the workspace. */
+const READ_ONLY: ReadonlySet<ToolActionName> = new Set(['fs_read', 'fs_list']);
+
+/** The input schema of an action tool: the action's arguments, `runId` and `environment`. */
+export function actionToolInputSchema(action: ToolActionName): JsonSchema & { type: 'object' } {
+  const args = actionArgsJsonSchema(action);
+  const properties = (args.properties ?? {}) as Record<string, unknown>;
+  const required = (args.required ?? []) as string[];
+  return {
+    type: 'object',
+    properties: { runId: runIdSchema, ...properties, environment: environmentSchema },
+    required: ['runId', ...required],
+    additionalProperties: false,
+  };
+}
+
+/** Every tool, in the order `tools/list` gives them. */
+export function mcpTools(): McpToolListing[] {
+  const runTools: McpToolListing[] = [
+    {
+      name: 'open_run',
+      title: 'Open a run',
+      description:
+        'Create a run: a sandboxed Linux workspace whose files persist across calls until the run ends. ' +
+        'Returns its runId, which every other tool takes.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          conversationId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_ID_CHARS,
+            description: 'Your conversation id, recorded on the run.',
+          },
+          retentionMs: {
+            type: 'integer',
+            minimum: 1,
+            description: 'How long the run data is kept, in milliseconds.',
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    {
+      name: 'end_run',
+      title: 'End a run',
+      description:
+        'End a run with a terminal status; its workspace is released. Files and artifacts stay readable until the run is deleted.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          runId: runIdSchema,
+          status: { type: 'string', enum: [...TERMINAL_RUN_STATUSES] },
+        },
+        required: ['runId', 'status'],
+        additionalProperties: false,
+      },
+      annotations: { destructiveHint: false, idempotentHint: true },
+    },
+    {
+      name: 'list_runs',
+      title: 'List runs',
+      description: 'List your runs, newest first.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          status: {
+            type: 'string',
+            description: 'Only runs with this status ("running" or a terminal status).',
+          },
+          limit: { type: 'integer', minimum: 1, maximum: 1000 },
+        },
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true },
+    },
+  ];
+  const actionTools = TOOL_ACTION_NAMES.map(
+    (action): McpToolListing => ({
+      name: action,
+      title: action,
+      description: ACTION_TOOL_DESCRIPTIONS[action],
+      inputSchema: actionToolInputSchema(action),
+      annotations: READ_ONLY.has(action)
+        ? { readOnlyHint: true }
+        : { readOnlyHint: false, openWorldHint: action === 'fetch' },
+    }),
+  );
+  return [...runTools, ...actionTools];
+}

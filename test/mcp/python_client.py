@@ -1,0 +1,67 @@
+"""An independent MCP client (the Python `mcp` package) for the MCP server test.
+
+Usage: python_client.py http URL TOKEN
+       python_client.py stdio NODE CLI URL TOKEN
+
+Lists the tools, opens a run, runs an exec in it and ends the run; prints one JSON
+object with what it saw, for the test to check.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+
+async def exercise(session: ClientSession) -> dict:
+    await session.initialize()
+    tools = await session.list_tools()
+    opened = await session.call_tool("open_run", {})
+    run_id = opened.structured_content["runId"]
+    ran = await session.call_tool(
+        "exec", {"runId": run_id, "command": "printf '%s\\n' 'hello from python' | tr a-z A-Z"}
+    )
+    refused = await session.call_tool("exec", {"runId": run_id, "command": "sudo id"})
+    ended = await session.call_tool("end_run", {"runId": run_id, "status": "succeeded"})
+    return {
+        "tools": [t.name for t in tools.tools],
+        "runId": run_id,
+        "exec": {
+            "isError": bool(ran.is_error),
+            "stdout": ran.structured_content["payload"]["stdout"],
+            "exitCode": ran.structured_content["payload"]["exitCode"],
+        },
+        "refused": {
+            "isError": bool(refused.is_error),
+            "text": refused.content[0].text,
+        },
+        "ended": not ended.is_error,
+    }
+
+
+async def main() -> None:
+    mode = sys.argv[1]
+    if mode == "http":
+        url, token = sys.argv[2], sys.argv[3]
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                out = await exercise(session)
+    elif mode == "stdio":
+        node, cli, url, token = sys.argv[2:6]
+        params = StdioServerParameters(
+            command=node, args=[cli, "mcp"], env={"MEMQL_URL": url, "MEMQL_TOKEN": token}
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                out = await exercise(session)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    print(json.dumps(out))
+
+
+asyncio.run(main())
