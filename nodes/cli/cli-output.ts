@@ -102,7 +102,7 @@ export function hintFor(code: string): string {
     case 'unavailable':
       return 'check --url or MEMQL_URL and that the node is running; then retry';
     case 'not_found':
-      return 'the id is wrong or belongs to another user; list yours with "memql workspaces --all" or "memql artifacts list"';
+      return 'the id is wrong or belongs to another user; list yours with "memql runs ls" or "memql artifacts list"';
     case 'run_ended':
       return 'the run has ended and its workspace is released; start another with "memql runs create"';
     case 'workspace_owner_unresolved':

@@ -120,6 +120,29 @@ t.test('refusals are 200 with ok:false and a code', async (t) => {
   t.equal(bobs.errorCode, 'not_found', "bob cannot call into alice's run");
   const list = await dispatch(h.alice, runId, 'fs_list', {});
   t.same(list.payload.entries, [], 'and nothing was written by his call');
+  // A bad cwd says what is wrong and what to do, and runs nothing.
+  const noDir = await dispatch(h.alice, runId, 'exec', { command: 'touch ran', cwd: 'src/lib' });
+  t.equal(noDir.errorCode, 'path_not_found');
+  t.match(
+    noDir.message,
+    /^path_not_found: cwd "src\/lib" does not exist in the workspace, so command \S+ did not run; give a directory that exists \(relative to the workspace root\), or create it first with mkdir -p$/,
+  );
+  await dispatch(h.alice, runId, 'fs_write', { path: 'notes.txt', content: 'n' });
+  const fileDir = await dispatch(h.alice, runId, 'exec', {
+    command: 'touch ran',
+    cwd: 'notes.txt',
+  });
+  t.equal(fileDir.errorCode, 'invalid_path');
+  t.match(
+    fileDir.message,
+    /^invalid_path: cwd "notes.txt" is not a directory inside the workspace \(a file, or a link out of it\)/,
+  );
+  const after = await dispatch(h.alice, runId, 'fs_list', { recursive: true });
+  t.same(
+    after.payload.entries.map((e: { path: string }) => e.path),
+    ['notes.txt'],
+    'neither command ran',
+  );
 });
 
 t.test('the stream form delivers output as it happens, then one result', async (t) => {

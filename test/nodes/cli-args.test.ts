@@ -232,7 +232,7 @@ t.test('exec exit codes follow how the command ended', async (t) => {
 t.test('errors print their code once, the message, and a hint', async (t) => {
   t.equal(
     formatError('not_found', 'not_found: run "r9" does not exist'),
-    'error: not_found: run "r9" does not exist\nhint: the id is wrong or belongs to another user; list yours with "memql workspaces --all" or "memql artifacts list"\n',
+    'error: not_found: run "r9" does not exist\nhint: the id is wrong or belongs to another user; list yours with "memql runs ls" or "memql artifacts list"\n',
   );
   t.equal(
     formatError('fetch_failed', 'dns'),

@@ -1,5 +1,10 @@
 import type { ActionArgs, ExecPayload, ExecRequest, OutputSink } from '../../contract/index.js';
-import { execRequestOf, isErrorCode, WorkbenchError } from '../../contract/index.js';
+import {
+  execRequestOf,
+  isErrorCode,
+  parseExecRequest,
+  WorkbenchError,
+} from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
@@ -79,14 +84,22 @@ async function resolveCwd(workspaceDir: string, cwd: string | undefined): Promis
   if (cwd === undefined) return '.';
   const dir = await resolveWorkspacePath(workspaceDir, cwd, { allowRoot: true });
   if (dir.stat === null && dir.rel !== '') {
-    throw new WorkbenchError('path_not_found', `path_not_found: cwd "${dir.rel}" does not exist`, {
-      path: dir.rel,
-    });
+    throw new WorkbenchError(
+      'path_not_found',
+      `path_not_found: cwd "${dir.rel}" does not exist in the workspace; give a directory that exists (relative to the workspace root), or create it first with mkdir -p`,
+      {
+        path: dir.rel,
+      },
+    );
   }
   if (dir.stat !== null && !dir.stat.isDirectory()) {
-    throw new WorkbenchError('invalid_path', `invalid_path: cwd "${dir.rel}" is not a directory`, {
-      path: dir.rel,
-    });
+    throw new WorkbenchError(
+      'invalid_path',
+      `invalid_path: cwd "${dir.rel}" is a file, not a directory; give the directory to run in (relative to the workspace root)`,
+      {
+        path: dir.rel,
+      },
+    );
   }
   return dir.rel || '.';
 }
@@ -152,12 +165,25 @@ export function execPayload(command: Command): ExecPayload {
           `${code}: command ${command.id} ran (exit code ${command.exitCode ?? 'none'}) but its file changes could not be saved, so they are not in the workspace; run it again (with a new callId)`,
           { ...base, retry: 'new_call_id', ...commandAnswer(command) },
         );
-      default:
+      default: {
+        const cwd = parseExecRequest(command.request)?.cwd;
+        if (cwd !== undefined && (code === 'path_not_found' || code === 'invalid_path')) {
+          // The directory to run in is checked once the workspace is current, so the
+          // refusal comes back through the row: say which cwd, and what to do.
+          throw new WorkbenchError(
+            code,
+            code === 'path_not_found'
+              ? `${code}: cwd "${cwd}" does not exist in the workspace, so command ${command.id} did not run; give a directory that exists (relative to the workspace root), or create it first with mkdir -p`
+              : `${code}: cwd "${cwd}" is not a directory inside the workspace (a file, or a link out of it), so command ${command.id} did not run; give a directory relative to the workspace root`,
+            { ...base, path: cwd },
+          );
+        }
         throw new WorkbenchError(
           code,
           `${code}: command ${command.id} could not run (${command.errorCategory ?? 'no detail'})`,
           base,
         );
+      }
     }
   }
   return { commandId: command.id, ...commandAnswer(command) };
