@@ -15,7 +15,7 @@ import { startAgentNode } from '../../src/agent/agent-node.js';
 import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { createApiToken, openDb } from '../../src/store/index.js';
+import { createApiToken, DataDirLockedError, openDb } from '../../src/store/index.js';
 import { affinityReader, bootNode, buildNodeHost, inProcessFleet } from '../node-boot.js';
 
 async function main(): Promise<void> {
@@ -87,6 +87,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`memql agent node failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  // A refusal that says what to do is printed as it is; anything else with its stack.
+  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
+  process.stderr.write(`memql agent node failed: ${text ?? String(err)}\n`);
   process.exit(1);
 });

@@ -11,7 +11,7 @@ import { startAgentNode } from '../../src/agent/index.js';
 import { ensureDevToken, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { openDb } from '../../src/store/index.js';
+import { DataDirLockedError, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import {
   affinityReader,
@@ -106,6 +106,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`memql local node failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  // A refusal that says what to do is printed as it is; anything else with its stack.
+  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
+  process.stderr.write(`memql local node failed: ${text ?? String(err)}\n`);
   process.exit(1);
 });

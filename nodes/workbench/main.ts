@@ -10,7 +10,7 @@
 
 import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/mesh/index.js';
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
-import { openDb } from '../../src/store/index.js';
+import { DataDirLockedError, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import { bootNode, buildNodeHost, refuseExposedMesh } from '../node-boot.js';
 
@@ -89,6 +89,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`memql workbench node failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  // A refusal that says what to do is printed as it is; anything else with its stack.
+  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
+  process.stderr.write(`memql workbench node failed: ${text ?? String(err)}\n`);
   process.exit(1);
 });

@@ -9,6 +9,7 @@ export * from './audit-events.js';
 export * from './command-answer.js';
 export * from './command-lease.js';
 export * from './commands.js';
+export { DataDirLockedError, LOCK_FILE } from './data-dir-lock.js';
 export type * from './db.js';
 export * from './errors.js';
 export * from './file-conflicts.js';

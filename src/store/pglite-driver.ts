@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import type { Db, Queryable, Row } from './db.js';
 import { rethrowing, translateDbError } from './errors.js';
 
@@ -40,14 +41,26 @@ function queryable(target: Target): Queryable {
 }
 
 /**
- * Opens PGlite in this process. PGlite serves one connection, so every statement and
- * every transaction is serialized here: a transaction holds the connection until it
- * ends, and statements issued meanwhile wait their turn instead of interleaving.
+ * Opens PGlite in this process, holding its directory's lock (`data-dir-lock.ts`)
+ * until closed, so no second process opens the same files. PGlite serves one
+ * connection, so every statement and every transaction is serialized here: a
+ * transaction holds the connection until it ends, and statements issued meanwhile wait
+ * their turn instead of interleaving.
  */
 export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
-  if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
-  const pg = options.dataDir === undefined ? new PGlite() : new PGlite(options.dataDir);
-  await pg.waitReady;
+  let lock: DataDirLock | null = null;
+  if (options.dataDir !== undefined) {
+    await mkdir(options.dataDir, { recursive: true });
+    lock = await lockDataDir(options.dataDir);
+  }
+  let pg: PGlite;
+  try {
+    pg = options.dataDir === undefined ? new PGlite() : new PGlite(options.dataDir);
+    await pg.waitReady;
+  } catch (err) {
+    await lock?.release();
+    throw err;
+  }
   let tail: Promise<unknown> = Promise.resolve();
   function serialized<T>(work: () => Promise<T>): Promise<T> {
     const next = tail.then(work, work);
@@ -77,7 +90,11 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
       return serialized(async () => {
         if (closed) return;
         closed = true;
-        await pg.close();
+        try {
+          await pg.close();
+        } finally {
+          await lock?.release();
+        }
       });
     },
   };

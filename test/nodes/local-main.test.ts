@@ -1,18 +1,20 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { openDb } from '../../src/store/index.js';
+import { LOCK_FILE, openDb } from '../../src/store/index.js';
 
 const main = resolve(dirname(fileURLToPath(import.meta.url)), '../../nodes/local/main.js');
+const agentMain = resolve(dirname(fileURLToPath(import.meta.url)), '../../nodes/agent/main.js');
 
 /** Starts the local node in `cwd`, waits for "ready", stops it with SIGINT. */
 async function startAndStop(
   cwd: string,
   env: Record<string, string> = {},
-  whileUp: (stdout: string) => Promise<void> = async () => {},
+  whileUp: (stdout: string, pid: number) => Promise<void> = async () => {},
 ) {
   const child = spawn(process.execPath, [main], {
     cwd,
@@ -33,7 +35,7 @@ async function startAndStop(
     await new Promise((r) => setTimeout(r, 50));
   }
   const ready = stdout.includes('ready.');
-  if (ready) await whileUp(stdout);
+  if (ready) await whileUp(stdout, child.pid!);
   child.kill('SIGINT');
   const code = await exited;
   return { ready, code, stdout, stderr };
@@ -61,6 +63,85 @@ t.test('npm start runs on the embedded defaults and reuses its data', async (t) 
   t.equal(second.ready, true, 'a second start reuses the same data directory');
   t.equal(second.code, 0);
   t.equal(/token: +(\S+)/.exec(second.stdout)?.[1], token, 'and the same development token');
+});
+
+/** Runs `agent/main.js create-token <user>` on the embedded database in `dataDir`. */
+function createToken(cwd: string, dataDir: string, user: string) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [agentMain, 'create-token', user], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+t.test('the embedded database is opened by one process at a time', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  const dataDir = join(cwd, '.data');
+  let refused: Awaited<ReturnType<typeof createToken>> | null = null;
+  let holder = 0;
+  const first = await startAndStop(cwd, {}, async (_stdout, pid) => {
+    holder = pid;
+    refused = await createToken(cwd, dataDir, 'bob');
+  });
+  t.equal(first.ready, true);
+  t.equal(first.code, 0);
+  t.equal(refused!.code, 1, 'a second process is refused while the node runs');
+  t.match(
+    refused!.stderr,
+    `the embedded database in ${join(dataDir, 'pglite')} is open in process ${holder}`,
+    "the refusal names the holder's pid",
+  );
+  t.match(refused!.stderr, 'Stop that process first, or point MEMQL_DATA_DIR at another directory');
+  t.notMatch(refused!.stderr, /\n\s+at /, 'a refusal, not a stack trace');
+  t.equal(refused!.stdout, '', 'and prints no token');
+
+  // Once the node has stopped, the token is made in the same database the node opens.
+  const made = await createToken(cwd, dataDir, 'bob');
+  t.equal(made.code, 0, made.stderr);
+  const bobToken = made.stdout.trim();
+  let whoami = 0;
+  const second = await startAndStop(cwd, {}, async (stdout) => {
+    const api = /API: +(http:\/\/\S+?)\/v1/.exec(stdout)![1]!;
+    const res = await fetch(`${api}/v1/runs`, { headers: { authorization: `Bearer ${bobToken}` } });
+    whoami = res.status;
+  });
+  t.equal(second.code, 0);
+  t.equal(whoami, 200, "bob's token is accepted by the restarted node");
+});
+
+t.test('a lock left by a killed process is taken over', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'memql-lock-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const gone = spawn(process.execPath, ['-e', '0']);
+  await new Promise((r) => gone.on('exit', r));
+  await mkdir(join(dir, 'pglite'), { recursive: true });
+  await writeFile(join(dir, 'pglite', LOCK_FILE), `${gone.pid}\n`);
+  const db = await openDb({ kind: 'pglite', dataDir: join(dir, 'pglite') });
+  t.equal(
+    (await readFile(join(dir, 'pglite', LOCK_FILE), 'utf8')).trim(),
+    String(process.pid),
+    'this process holds it now',
+  );
+  await t.rejects(openDb({ kind: 'pglite', dataDir: join(dir, 'pglite') }), {
+    name: 'DataDirLockedError',
+    holderPid: process.pid,
+  });
+  await db.close();
+  t.notOk(existsSync(join(dir, 'pglite', LOCK_FILE)), 'closing removes the lock');
+  const again = await openDb({ kind: 'pglite', dataDir: join(dir, 'pglite') });
+  await again.close();
 });
 
 t.test('a bad variable stops the node with a message naming it', async (t) => {
