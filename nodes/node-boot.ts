@@ -4,7 +4,8 @@
  * variable), the root logger, the mesh exposure check of a node that serves the mesh,
  * and the workbench host with a Docker client when the operator chose the docker runner.
  */
-import { statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Dockerode from 'dockerode';
@@ -53,6 +54,26 @@ export function bootNode(
   for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
   log.info({ config: configLogView(config) }, 'configuration loaded');
   return { config, log };
+}
+
+/**
+ * The local node's id: `local-<12 hex>`, made once per data directory and kept in
+ * `<dataDir>/node-id`, so it is the same across restarts of one data directory and
+ * differs between two (two local nodes never take each other's workspace rows or warm
+ * folders for their own).
+ */
+export function localNodeId(dataDir: string): string {
+  const file = join(dataDir, 'node-id');
+  try {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (/^local-[0-9a-f]{12}$/.test(kept)) return kept;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const made = `local-${randomBytes(6).toString('hex')}`;
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${made}\n`, { mode: 0o644 });
+  return made;
 }
 
 /**
@@ -113,13 +134,17 @@ export function affinityReader(db: Db): (runId: string) => Promise<string | null
  * temp folder instead (warm copies only: the durable copy is the manifest and the
  * object store). Returns the directory to use and why, when it differs.
  */
-export function reachableWorkbenchRoot(preferred: string): { root: string; reason?: string } {
+export function reachableWorkbenchRoot(
+  preferred: string,
+  nodeId: string,
+): { root: string; reason?: string } {
   if (process.getuid?.() !== 0) return { root: preferred };
   for (let dir = dirname(preferred); ; dir = dirname(dir)) {
     try {
       if ((statSync(dir).mode & 0o001) === 0) {
         return {
-          root: join(tmpdir(), 'memql-workbenches'),
+          // One folder a node: two local nodes never share (and sweep) warm copies.
+          root: join(tmpdir(), 'memql-workbenches', nodeId),
           reason: `${dir} is not searchable by the sandbox uid 10001`,
         };
       }

@@ -6,7 +6,7 @@
  * the parts, wait for a signal, stop.
  */
 
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startAgentNode } from '../../src/agent/index.js';
 import { ensureDevToken, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
@@ -18,16 +18,21 @@ import {
   bootNode,
   buildNodeHost,
   inProcessFleet,
+  localNodeId,
   reachableWorkbenchRoot,
 } from '../node-boot.js';
 
 async function main(): Promise<void> {
-  const cwd = process.cwd();
-  const workbenches = reachableWorkbenchRoot(resolve(cwd, '.data/workbenches'));
+  // Everything of this node lives under its data directory: the database, the objects,
+  // the warm workspaces and its node id.
+  const dataDir = resolve(process.cwd(), process.env.MEMQL_DATA_DIR || '.data');
+  const nodeId = process.env.MEMQL_NODE_ID || localNodeId(dataDir);
+  const workbenches = reachableWorkbenchRoot(join(dataDir, 'workbenches'), nodeId);
   const { config, log } = bootNode('local', {
     defaults: {
-      MEMQL_DATA_DIR: resolve(cwd, '.data'),
+      MEMQL_DATA_DIR: dataDir,
       MEMQL_WORKBENCH_ROOT: workbenches.root,
+      MEMQL_NODE_ID: nodeId,
     },
   });
   if (workbenches.reason && config.workbenchRoot === workbenches.root) {
