@@ -154,8 +154,15 @@ async function runCommand(
         out,
         `command ${record.id} (run ${record.runId}): ${record.status}, exit code ${record.exitCode ?? '-'}`,
       );
-      if (record.stdout !== '') out.write(`--- stdout\n${record.stdout}`);
-      if (record.stderr !== '') out.write(`--- stderr\n${record.stderr}`);
+      // Output that is not text arrives as base64: written back as the bytes it was.
+      for (const [name, text, encoding] of [
+        ['stdout', record.stdout, record.stdoutEncoding],
+        ['stderr', record.stderr, record.stderrEncoding],
+      ] as const) {
+        if (text === '') continue;
+        out.write(`--- ${name}\n`);
+        out.write(encoding === 'base64' ? Buffer.from(text, 'base64') : text);
+      }
       return 0;
     }
     case 'commands-list': {

@@ -40,6 +40,8 @@ export function commandSummaryView(c: CommandSummary) {
   const {
     stdout: _stdout,
     stderr: _stderr,
+    stdoutEncoding: _stdoutEncoding,
+    stderrEncoding: _stderrEncoding,
     ...outcome
   } = commandAnswer({ ...c, stdout: null, stderr: null, request: {} });
   return {
@@ -57,7 +59,10 @@ export function commandSummaryView(c: CommandSummary) {
   };
 }
 
-/** A command, its output as UTF-8 text: the list's fields plus `stdout` and `stderr`. */
+/**
+ * A command: the list's fields plus `stdout` and `stderr` (UTF-8 text, or base64 with
+ * `stdoutEncoding`/`stderrEncoding` when not text).
+ */
 export function commandView(c: Command) {
   return { ...commandSummaryView(c), ...commandAnswer(c) };
 }

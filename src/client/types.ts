@@ -95,7 +95,13 @@ export interface PromotePayload {
 /** The payload of a successful `fs_read` dispatch. */
 export interface FsReadPayload {
   readonly path: string;
+  /**
+   * How `content` is encoded: as asked, except that a `utf8` read of bytes that are not
+   * UTF-8 answers `base64` (with `binary: true`) instead of replacement characters.
+   */
   readonly encoding: 'utf8' | 'base64';
+  /** True when `utf8` was asked for and the bytes were not UTF-8, so they came as base64. */
+  readonly binary?: true;
   readonly content: string;
   readonly offset: number;
   readonly bytesRead: number;
@@ -150,8 +156,12 @@ export interface CommandSummaryRecord extends CommandEnding {
 
 /** A command row, read by id: the list's fields and the output. */
 export interface CommandRecord extends CommandSummaryRecord {
+  /** UTF-8 text, or base64 when `stdoutEncoding` is `base64` (output that is not text). */
   readonly stdout: string;
+  /** UTF-8 text, or base64 when `stderrEncoding` is `base64`. */
   readonly stderr: string;
+  readonly stdoutEncoding?: 'base64';
+  readonly stderrEncoding?: 'base64';
 }
 
 /** What `listCommands` may select. */

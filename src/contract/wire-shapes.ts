@@ -94,8 +94,17 @@ export interface CommandEnding {
 export interface ExecPayload extends CommandEnding {
   /** The durable command id: read the command again by id after a lost connection. */
   readonly commandId: string;
+  /** Standard output: UTF-8 text, or base64 when `stdoutEncoding` says so. */
   readonly stdout: string;
+  /** Standard error: UTF-8 text, or base64 when `stderrEncoding` says so. */
   readonly stderr: string;
+  /**
+   * `base64` when the output is not UTF-8 text (binary bytes): `stdout` is then its
+   * bytes in base64, never text with replacement characters. Absent for text.
+   */
+  readonly stdoutEncoding?: 'base64';
+  /** As `stdoutEncoding`, for `stderr`. */
+  readonly stderrEncoding?: 'base64';
   /**
    * Present when the command left entries its sync could not keep (a tree deeper than
    * PATH_MAX). Everything else it changed was kept; those stay in the replica's copy

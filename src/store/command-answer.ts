@@ -1,12 +1,36 @@
+import { isUtf8 } from 'node:buffer';
 import type { ExecPayload } from '../contract/index.js';
 import type { Command } from './commands.js';
 
 /**
+ * Output bytes as callers see them: UTF-8 text when they are text, else base64 with
+ * the encoding named, so binary output is never handed out with replacement
+ * characters. Output cut at its size limit may end inside a character: that partial
+ * character (at most 3 bytes, already past the cut) does not make the rest binary.
+ */
+export function outputText(
+  bytes: Buffer,
+  truncated: boolean,
+): { text: string; encoding?: 'base64' } {
+  if (isUtf8(bytes)) return { text: bytes.toString('utf8') };
+  if (truncated) {
+    for (let cut = 1; cut <= 3 && cut <= bytes.length; cut++) {
+      const head = bytes.subarray(0, bytes.length - cut);
+      if (isUtf8(head)) return { text: head.toString('utf8') };
+    }
+  }
+  return { text: bytes.toString('base64'), encoding: 'base64' };
+}
+
+/**
  * How a command ended, as callers see it (the `exec` answer and the API's command
- * views): output as UTF-8 text. Not to be confused with the queue's `decideOutcome`,
+ * views): output as UTF-8 text, or base64 with `stdoutEncoding`/`stderrEncoding` when
+ * it is not text. Not to be confused with the queue's `decideOutcome`,
  * which decides what a worker records.
  */
 export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> {
+  const stdout = outputText(command.stdout ?? Buffer.alloc(0), command.stdoutTruncated);
+  const stderr = outputText(command.stderr ?? Buffer.alloc(0), command.stderrTruncated);
   return {
     status: command.status,
     exitCode: command.exitCode,
@@ -14,8 +38,10 @@ export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> 
     timedOut: command.status === 'timed_out',
     cancelled: command.status === 'cancelled',
     oomKilled: command.oomKilled,
-    stdout: (command.stdout ?? Buffer.alloc(0)).toString('utf8'),
-    stderr: (command.stderr ?? Buffer.alloc(0)).toString('utf8'),
+    stdout: stdout.text,
+    stderr: stderr.text,
+    ...(stdout.encoding ? { stdoutEncoding: stdout.encoding } : {}),
+    ...(stderr.encoding ? { stderrEncoding: stderr.encoding } : {}),
     stdoutTruncated: command.stdoutTruncated,
     stderrTruncated: command.stderrTruncated,
     durationMs: command.execDurationMs,

@@ -394,3 +394,41 @@ t.test('the fleet in local mode is the in-process host', async (t) => {
   });
   t.ok(Date.parse(String(fleet.body.replicas[0]!.connectedSince)) > 0);
 });
+
+t.test('bytes that are not UTF-8 come back as base64, flagged, never mangled', async (t) => {
+  const runId = await newRun(h.alice);
+  const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x61, 0xc3]);
+  await dispatch(h.alice, runId, 'fs_write', {
+    path: 'blob.bin',
+    content: bytes.toString('base64'),
+    encoding: 'base64',
+  });
+  const read = await dispatch(h.alice, runId, 'fs_read', { path: 'blob.bin' });
+  t.equal(read.payload.encoding, 'base64', 'a default (utf8) read of binary bytes answers base64');
+  t.equal(read.payload.binary, true, 'and says so');
+  t.same(Buffer.from(read.payload.content, 'base64'), bytes);
+  await dispatch(h.alice, runId, 'fs_write', { path: 'text.txt', content: 'héllo' });
+  const text = await dispatch(h.alice, runId, 'fs_read', { path: 'text.txt' });
+  t.same(
+    [text.payload.encoding, text.payload.binary, text.payload.content],
+    ['utf8', undefined, 'héllo'],
+  );
+  const cut = await dispatch(h.alice, runId, 'fs_read', { path: 'text.txt', length: 2 });
+  t.equal(cut.payload.encoding, 'base64', 'a range that cuts a character is not text');
+  t.same(Buffer.from(cut.payload.content, 'base64'), Buffer.from('héllo').subarray(0, 2));
+
+  const ran = await dispatch(h.alice, runId, 'exec', {
+    command: "cat blob.bin; printf 'plain' >&2",
+  });
+  t.equal(ran.payload.stdoutEncoding, 'base64');
+  t.same(Buffer.from(ran.payload.stdout, 'base64'), bytes, 'exec stdout byte for byte');
+  t.equal(ran.payload.stderr, 'plain');
+  t.equal(ran.payload.stderrEncoding, undefined, 'text output stays text');
+  const record = await h.json<{ command: Record<string, unknown> }>(
+    h.alice,
+    'GET',
+    `/v1/commands/${ran.payload.commandId}`,
+  );
+  t.equal(record.body.command.stdoutEncoding, 'base64');
+  t.same(Buffer.from(record.body.command.stdout as string, 'base64'), bytes);
+});

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { constants, type Stats } from 'node:fs';
 import {
   lchown,
@@ -231,10 +232,16 @@ export async function fsRead(ctx: FileContext, args: ActionArgs<'fs_read'>) {
     const buf = Buffer.alloc(want);
     const { bytesRead } = await handle.read(buf, 0, want, args.offset);
     const data = buf.subarray(0, bytesRead);
+    // Text is asked for by default: bytes that are not UTF-8 (a binary file, or a range
+    // that cuts a character) come back as base64, flagged, never with replacement
+    // characters.
+    const binary = args.encoding === 'utf8' && !isUtf8(data);
+    const encoding = binary ? 'base64' : args.encoding;
     return {
       path: target.rel,
-      encoding: args.encoding,
-      content: data.toString(args.encoding === 'base64' ? 'base64' : 'utf8'),
+      encoding,
+      ...(binary ? { binary: true } : {}),
+      content: data.toString(encoding === 'base64' ? 'base64' : 'utf8'),
       offset: args.offset,
       bytesRead,
       size,
