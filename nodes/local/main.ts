@@ -6,12 +6,13 @@
  * the parts, wait for a signal, stop.
  */
 
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startAgentNode } from '../../src/agent/index.js';
 import { ensureDevToken, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { DataDirLockedError, openDb } from '../../src/store/index.js';
+import { DataDirLockedError, openDb, pgliteTemplatePath } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import {
   affinityReader,
@@ -21,6 +22,9 @@ import {
   localNodeId,
   reachableWorkbenchRoot,
 } from '../node-boot.js';
+
+/** The compiled tree this file runs from (`dist/`). */
+const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 async function main(): Promise<void> {
   // Everything of this node lives under its data directory: the database, the objects,
@@ -42,7 +46,13 @@ async function main(): Promise<void> {
     );
   }
 
-  const db = await openDb(config.database);
+  // A new data directory starts from the empty cluster `npm start`'s build made
+  // (scripts/build-if-changed.mjs), not from initdb.
+  const db = await openDb(
+    config.database.kind === 'pglite'
+      ? { ...config.database, template: pgliteTemplatePath(DIST) }
+      : config.database,
+  );
   const objects = createObjectStore(objectStoreSettings(config.objectStore));
   await objects.list('', { limit: 1 });
   log.info(

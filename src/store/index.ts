@@ -16,6 +16,7 @@ export * from './file-conflicts.js';
 export * from './manifest.js';
 export * from './migrate.js';
 export * from './open-db.js';
+export { pgliteTemplatePath, writePgliteTemplate } from './pglite-template.js';
 export * from './run-workspace.js';
 export * from './runs.js';
 export * from './workers.js';

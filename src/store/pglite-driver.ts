@@ -1,13 +1,22 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import type { Db, Queryable, Row } from './db.js';
 import { rethrowing, translateDbError } from './errors.js';
+import { readPgliteTemplate } from './pglite-template.js';
 
 /** Options for {@link openPglite}. */
 export interface PgliteOptions {
   /** Directory holding the database files; omitted means in memory. */
   dataDir?: string;
+  /**
+   * An empty cluster's template (`pglite-template.ts`) a new directory starts from,
+   * instead of running initdb; ignored when absent or when the directory holds a
+   * cluster already.
+   */
+  template?: string;
 }
 
 type Target = PGlite | Transaction;
@@ -55,7 +64,12 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
   }
   let pg: PGlite;
   try {
-    pg = options.dataDir === undefined ? new PGlite() : new PGlite(options.dataDir);
+    const fresh = options.dataDir !== undefined && !existsSync(join(options.dataDir, 'PG_VERSION'));
+    const template = fresh ? await readPgliteTemplate(options.template) : undefined;
+    pg =
+      options.dataDir === undefined
+        ? new PGlite()
+        : new PGlite(options.dataDir, template ? { loadDataDir: template } : {});
     await pg.waitReady;
   } catch (err) {
     await lock?.release();
