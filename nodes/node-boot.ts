@@ -46,10 +46,13 @@ export function bootNode(
     }
     throw err;
   }
+  const pretty =
+    config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
   const log = createLogger({
     nodeId: config.nodeId,
     nodeType,
     level: options.silent ? 'silent' : config.logLevel,
+    format: pretty ? 'pretty' : 'json',
   });
   for (const w of config.warnings) log.warn({ variable: w.variable }, w.message);
   log.info({ config: configLogView(config) }, 'configuration loaded');

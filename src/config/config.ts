@@ -187,6 +187,8 @@ export interface Config {
   readonly nodeId: string;
   /** `MEMQL_LOG_LEVEL`, default `info`. */
   readonly logLevel: LogLevel;
+  /** `MEMQL_LOG_FORMAT`, default `auto` (pretty on a terminal, JSON otherwise). */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /** `MEMQL_WORKBENCH_ROOT`: absolute, without trailing `/`. Default `/var/lib/memql/workbenches`. */
   readonly workbenchRoot: string;
   /** `MEMQL_DATA_DIR`: absolute. Default `/var/lib/memql/data` (the local binary passes `./.data`). */

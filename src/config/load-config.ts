@@ -102,6 +102,10 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
 
   const nodeId = r.required('MEMQL_NODE_ID', parseNodeId);
   const logLevel = r.required('MEMQL_LOG_LEVEL', oneOfParser(LOG_LEVELS));
+  const logFormat = r.required(
+    'MEMQL_LOG_FORMAT',
+    oneOfParser(['auto', 'json', 'pretty'] as const),
+  );
   const workbenchRoot = r.required('MEMQL_WORKBENCH_ROOT', pathParser(paths, true));
   const dataDir = r.required('MEMQL_DATA_DIR', anyPath);
   const databaseUrl = r.optional('MEMQL_DATABASE_URL', parsePostgresUrl);
@@ -119,6 +123,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
   const config: Config = {
     nodeId,
     logLevel,
+    logFormat,
     workbenchRoot,
     dataDir,
     database,

@@ -44,6 +44,13 @@ export const CONFIG_VARIABLES = [
     description: 'Minimum level of structured (pino) log lines.',
   },
   {
+    name: 'MEMQL_LOG_FORMAT',
+    default: 'auto',
+    type: '`auto`, `json` or `pretty`',
+    description:
+      'How log lines are written: `json` (one JSON object a line, for collectors), `pretty` (a short line a record, for people), or `auto`: `pretty` when standard output is a terminal, else `json`.',
+  },
+  {
     name: 'MEMQL_WORKBENCH_ROOT',
     default: '/var/lib/memql/workbenches',
     type: 'absolute path',

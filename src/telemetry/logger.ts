@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { prettyDestination } from './pretty-log.js';
 
 /** The structured logger every part takes; scope it with `logger.child({ runId })`. */
 export type Logger = pino.Logger;
@@ -13,6 +14,8 @@ export interface LoggerOptions {
   nodeType: string;
   /** Where lines go; default stdout. Tests pass a stream to read lines back. */
   destination?: pino.DestinationStream;
+  /** `json` (default) or `pretty`: one short line a record for people (`pretty-log.ts`). */
+  format?: 'json' | 'pretty';
 }
 
 /**
@@ -87,7 +90,9 @@ export function createLogger(options: LoggerOptions): Logger {
       },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination,
+    options.format === 'pretty'
+      ? prettyDestination(options.destination ?? process.stdout)
+      : options.destination,
   );
   // A child's bindings are written on every line it logs: redacted once, as it is made.
   // Children inherit this method from the root, so theirs are redacted as well.

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from '../../src/config/index.js';
 const DEFAULTS: Config = {
   nodeId: 'local',
   logLevel: 'info',
+  logFormat: 'auto',
   workbenchRoot: '/var/lib/memql/workbenches',
   dataDir: '/var/lib/memql/data',
   database: { kind: 'pglite', dataDir: '/var/lib/memql/data/pglite' },

@@ -203,6 +203,25 @@ t.test('a lock left by a killed process is taken over', async (t) => {
   await again.close();
 });
 
+t.test(
+  'MEMQL_LOG_FORMAT=pretty writes short lines for people, json one object a line',
+  async (t) => {
+    const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
+    t.teardown(() => rm(cwd, { recursive: true, force: true }));
+    const pretty = await startAndStop(cwd, { MEMQL_LOG_FORMAT: 'pretty' });
+    t.equal(pretty.code, 0);
+    t.match(pretty.stdout, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}store ready database=pglite/m);
+    t.notMatch(pretty.stdout, /^\{/m, 'no JSON line');
+    const json = await startAndStop(cwd, {});
+    t.equal(json.code, 0);
+    t.match(
+      json.stdout,
+      /^\{"level":30,.*"msg":"store ready"/m,
+      'JSON when stdout is not a terminal',
+    );
+  },
+);
+
 t.test('a bad variable stops the node with a message naming it', async (t) => {
   const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
   t.teardown(() => rm(cwd, { recursive: true, force: true }));
