@@ -35,6 +35,7 @@
  * @packageDocumentation
  */
 
+export * from './action-reference.js';
 export * from './actions.js';
 export type { AddressCategory, AddressClass, EmbeddingForm } from './address-class.js';
 export { classifyAddress } from './address-class.js';

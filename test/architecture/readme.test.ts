@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { renderConfigTable } from '../../src/config/index.js';
+import { renderActionReference, TOOL_ACTION_NAMES } from '../../src/contract/index.js';
 import { SENSITIVE_VARIABLES, SETTABLE_VARIABLES } from '../../src/workbench/allowlist/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -15,6 +16,13 @@ const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
 
 t.test('the README carries the current configuration table', async (t) => {
   t.ok(readme.includes(renderConfigTable().trim()), 'regenerate it with renderConfigTable()');
+});
+
+t.test('the README carries the current action reference', async (t) => {
+  const reference = renderActionReference();
+  t.ok(readme.includes(reference), 'regenerate it with renderActionReference()');
+  for (const action of TOOL_ACTION_NAMES) t.match(reference, `**\`${action}\`**`);
+  t.notMatch(reference, '`build`', 'the system-only build is not offered');
 });
 
 t.test('the README names its two commands and they exist', async (t) => {

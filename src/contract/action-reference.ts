@@ -1,0 +1,65 @@
+/**
+ * The per-action argument reference in the README, made from the same schemas the
+ * envelope parser holds calls to (a test keeps the README's copy in step).
+ *
+ * @module
+ */
+
+import { TOOL_ACTION_NAMES, type ToolActionName } from './actions.js';
+import { actionArgsJsonSchema, type JsonSchema } from './tool-definition.js';
+
+/** What each action is for, one line. */
+const PURPOSE: Record<ToolActionName, string> = {
+  fs_write: 'create, replace or append to a file (parent directories are made)',
+  fs_read: 'read a file, or a byte range of it',
+  fs_list: 'list a directory',
+  fs_delete: 'delete a file, or a directory tree',
+  exec: 'run an allowlisted shell command in the sandbox, in the workspace',
+  fetch: 'download an http(s) URL into a workspace file',
+  promote_artifact: 'hand a workspace file to the user as an artifact',
+};
+
+function typeOf(schema: JsonSchema): string {
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
+  if (schema.type === 'object') return 'object of strings';
+  if (schema.type === 'integer') return 'integer';
+  return String(schema.type ?? 'any');
+}
+
+function limitsOf(schema: JsonSchema): string {
+  const out: string[] = [];
+  if (typeof schema.minimum === 'number') out.push(`≥ ${schema.minimum}`);
+  if (typeof schema.exclusiveMinimum === 'number') out.push(`> ${schema.exclusiveMinimum}`);
+  if (typeof schema.maximum === 'number' && schema.maximum < Number.MAX_SAFE_INTEGER) {
+    out.push(`≤ ${schema.maximum}`);
+  }
+  if (typeof schema.maxLength === 'number') out.push(`at most ${schema.maxLength} chars`);
+  return out.join(', ');
+}
+
+/** The markdown reference: one table per action, its arguments in schema order. */
+export function renderActionReference(): string {
+  const sections = TOOL_ACTION_NAMES.map((action) => {
+    const schema = actionArgsJsonSchema(action);
+    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((schema.required ?? []) as string[]);
+    const rows = Object.entries(properties).map(([name, prop]) => {
+      const given = required.has(name)
+        ? 'required'
+        : prop.default !== undefined
+          ? `default \`${JSON.stringify(prop.default)}\``
+          : 'optional';
+      const limits = limitsOf(prop);
+      const text = String(prop.description ?? '').replace(/\|/g, '\\|');
+      return `| \`${name}\` | ${typeOf(prop)} | ${given} | ${text}${limits ? ` (${limits})` : ''} |`;
+    });
+    return [
+      `**\`${action}\`**: ${PURPOSE[action]}.`,
+      '',
+      '| argument | type | given | meaning |',
+      '|---|---|---|---|',
+      ...rows,
+    ].join('\n');
+  });
+  return sections.join('\n\n');
+}
