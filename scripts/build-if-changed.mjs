@@ -33,5 +33,4 @@ if (built === 0 || sources > built) {
 }
 
 // An empty database cluster for new data directories (made once per PGlite version).
-const { pgliteTemplatePath, writePgliteTemplate } = await import('../dist/src/store/index.js');
-await writePgliteTemplate(pgliteTemplatePath('dist'));
+await import('./pglite-template.mjs');

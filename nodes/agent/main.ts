@@ -5,7 +5,9 @@
  * and `grpc.health.v1` on `MEMQL_GRPC_LISTEN`.
  *
  * `node dist/nodes/agent/main.js create-token <userId>` makes an API token for a user
- * (stored hashed; the plaintext is printed once) and exits.
+ * (stored hashed; the plaintext is printed once) and exits; `create-operator-token
+ * [label]` makes an operator credential the same way, for `/v1/admin` (making and
+ * revoking users' tokens through a running node).
  *
  * Wiring only: load config, build the parts, stop on SIGTERM or SIGINT.
  */
@@ -15,12 +17,26 @@ import { startAgentNode } from '../../src/agent/agent-node.js';
 import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { createApiToken, DataDirLockedError, openDb } from '../../src/store/index.js';
+import {
+  createApiToken,
+  createOperatorCredential,
+  DataDirLockedError,
+  openDb,
+} from '../../src/store/index.js';
 import { affinityReader, bootNode, buildNodeHost, inProcessFleet } from '../node-boot.js';
 
 async function main(): Promise<void> {
   const createToken = process.argv[2] === 'create-token';
-  const { config, log } = bootNode('agent', { silent: createToken });
+  const createOperator = process.argv[2] === 'create-operator-token';
+  const { config, log } = bootNode('agent', { silent: createToken || createOperator });
+  if (createOperator) {
+    const label = process.argv[3] ?? 'operator';
+    const db = await openDb(config.database);
+    const made = await createOperatorCredential(db, { label });
+    await db.close();
+    process.stdout.write(`${made.token}\n`);
+    return;
+  }
   if (createToken) {
     const userId = process.argv[3] ?? '';
     if (!/^[\x21-\x7e]{1,200}$/.test(userId)) {

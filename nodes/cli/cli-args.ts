@@ -41,7 +41,10 @@ export type CliCommand =
   | { kind: 'artifacts-list'; runId?: string }
   | { kind: 'artifacts-download'; artifactId: string; out?: string; progress: boolean }
   | { kind: 'fleet' }
-  | { kind: 'mcp' };
+  | { kind: 'mcp' }
+  | { kind: 'tokens-create'; userId: string; label?: string }
+  | { kind: 'tokens-list'; userId?: string }
+  | { kind: 'tokens-revoke'; tokenId: string };
 
 /** Options every subcommand accepts. */
 export interface GlobalOptions {
@@ -87,6 +90,8 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   before: { type: 'string' },
+  label: { type: 'string' },
+  user: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -116,6 +121,9 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'artifacts-download': ['out', 'progress'],
   fleet: [],
   mcp: [],
+  'tokens-create': ['label'],
+  'tokens-list': ['user'],
+  'tokens-revoke': [],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -280,6 +288,27 @@ function parseCommand(
     case 'mcp':
       take(all, [], 'mcp');
       return { kind: 'mcp' } as const;
+    case 'tokens': {
+      if (sub === 'create') {
+        const [userId] = take(rest, ['<userId>'], 'tokens create');
+        return {
+          kind: 'tokens-create',
+          userId: userId!,
+          ...(v.label === undefined ? {} : { label: v.label }),
+        } as const;
+      }
+      if (sub === 'ls' || sub === 'list') {
+        take(rest, [], `tokens ${sub}`);
+        return {
+          kind: 'tokens-list',
+          ...(v.user === undefined ? {} : { userId: v.user }),
+        } as const;
+      }
+      if (sub === 'revoke') {
+        return { kind: 'tokens-revoke', tokenId: take(rest, ['<tokenId>'], 'tokens revoke')[0]! };
+      }
+      throw new UsageError(`tokens: expected create, ls or revoke, not "${sub ?? ''}"`);
+    }
     default:
       throw new UsageError(`unknown command "${group}"`);
   }

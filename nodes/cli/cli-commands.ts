@@ -28,6 +28,7 @@ import {
   formatProgress,
   formatRun,
   formatRuns,
+  formatTokens,
   formatWorkspaces,
   USAGE,
 } from './cli-output.js';
@@ -205,6 +206,33 @@ async function runCommand(
     }
     case 'artifacts-download':
       return download(command, global.json, client, io, signal);
+    case 'tokens-create': {
+      const made = await client.createToken(
+        command.userId,
+        command.label === undefined ? {} : { label: command.label },
+      );
+      global.json ? json(out, made) : line(out, made.secret);
+      return 0;
+    }
+    case 'tokens-list': {
+      const tokens = await client.listTokens(
+        command.userId === undefined ? {} : { userId: command.userId },
+      );
+      global.json ? json(out, { tokens }) : out.write(formatTokens(tokens));
+      return 0;
+    }
+    case 'tokens-revoke': {
+      const done = await client.revokeToken(command.tokenId);
+      global.json
+        ? json(out, done)
+        : line(
+            out,
+            done.revoked
+              ? `revoked ${done.token.id} (user ${done.token.userId})`
+              : `${done.token.id} was already revoked`,
+          );
+      return 0;
+    }
     case 'mcp':
       await serveMcpStdio(
         client,

@@ -10,6 +10,7 @@ import type {
   FsListPayload,
   Run,
   RunPage,
+  TokenRecord,
   WorkspaceRecord,
 } from '../../src/client/index.js';
 
@@ -47,6 +48,12 @@ workspaces, artifacts, fleet
   memql artifacts list [--run RUNID]
   memql artifacts download <artifactId> [--out FILE] [--progress]
   memql fleet
+
+tokens (with an operator credential as --token; npm start keeps one in
+<data dir>/operator-token)
+  memql tokens create <userId> [--label TEXT]            prints the new token once
+  memql tokens ls [--user USERID]                        ids, never secrets
+  memql tokens revoke <tokenId>
 
 MCP
   memql mcp        an MCP server on stdin/stdout for desktop and IDE agents: the
@@ -180,6 +187,15 @@ export function formatRuns(page: RunPage): string {
   const more =
     page.nextBefore === null ? '' : `(older runs: memql runs ls --before ${page.nextBefore})\n`;
   return table(['ID', 'STATUS', 'CONVERSATION', 'CREATED'], rows) + more;
+}
+
+/** Users' tokens as a table, without secrets. */
+export function formatTokens(tokens: readonly TokenRecord[]): string {
+  if (tokens.length === 0) return 'no tokens\n';
+  return table(
+    ['ID', 'USER', 'LABEL', 'CREATED', 'REVOKED'],
+    tokens.map((k) => [k.id, k.userId, k.label ?? '-', k.createdAt, k.revokedAt ?? '-']),
+  );
 }
 
 /** The caller's workspaces as a table. */

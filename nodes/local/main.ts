@@ -9,7 +9,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startAgentNode } from '../../src/agent/index.js';
-import { ensureDevToken, startApiServer } from '../../src/api/index.js';
+import { ensureDevToken, ensureOperatorToken, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { DataDirLockedError, openDb, pgliteTemplatePath } from '../../src/store/index.js';
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     config.listen.http,
   );
   const dev = await ensureDevToken(db, config.dataDir);
+  const operatorFile = await ensureOperatorToken(db, config.dataDir);
   log.info({ url: api.url }, 'API served');
   const metrics = config.listen.metrics
     ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
       `  console:        ${api.url}/console`,
       `  token:          ${dev.token}`,
       `                  (user "${dev.userId}"; kept in ${dev.file}, mode 0600)`,
+      `  operator:       ${operatorFile} (mode 0600): makes other users' tokens,`,
+      `                  MEMQL_TOKEN=$(cat ${operatorFile}) memql tokens create <userId>`,
       'ready. Ctrl-C stops.',
       '',
     ].join('\n'),

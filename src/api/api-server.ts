@@ -22,6 +22,7 @@
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
  * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
  * | `GET /metrics`, `GET /console` | no token |
+ * | `/v1/admin/tokens` | users' API tokens, with an operator credential (see `admin-routes.ts`) |
  * | `POST /mcp` | MCP over Streamable HTTP, stateless (see `src/mcp`); bearer token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
@@ -33,6 +34,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { ListenAddress } from '../config/index.js';
 import { serveMcpHttp } from '../mcp/index.js';
+import { serveAdmin } from './admin-routes.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { authenticate, bearerToken } from './auth.js';
 import { listRunCommandsRoute } from './command-list.js';
@@ -191,6 +193,9 @@ export function createApiHandler(deps: ApiDeps) {
         return;
       }
       if (path === '/mcp') return await serveMcp(deps, req, res);
+      if (path.startsWith('/v1/admin/')) {
+        return await serveAdmin(deps, req, res, path, url.searchParams, log);
+      }
       if (!path.startsWith('/v1/')) {
         throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
       }

@@ -8,7 +8,13 @@
 
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { addApiToken, createApiToken, type Queryable } from '../store/index.js';
+import {
+  addApiToken,
+  createApiToken,
+  createOperatorCredential,
+  type Queryable,
+  resolveOperatorCredential,
+} from '../store/index.js';
 
 /** The user the development token belongs to. */
 export const DEV_USER_ID = 'dev';
@@ -45,4 +51,33 @@ export async function ensureDevToken(q: Queryable, dataDir: string): Promise<Dev
   await writeFile(tmp, `${made.token}\n`, { mode: 0o600 });
   await rename(tmp, file);
   return { token: made.token, userId: DEV_USER_ID, file, created: true };
+}
+
+/** The file under the data directory that keeps the local node's operator credential. */
+export const OPERATOR_TOKEN_FILE = 'operator-token';
+
+/**
+ * The local node's operator credential (for `/v1/admin`: making other users' tokens
+ * through the running node): reused from `<dataDir>/operator-token` while the database
+ * knows it, else made anew and saved there (mode 0600). Returns the file's path.
+ */
+export async function ensureOperatorToken(q: Queryable, dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, OPERATOR_TOKEN_FILE);
+  const saved = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return '';
+      throw err;
+    },
+  );
+  if (saved !== '' && (await resolveOperatorCredential(q, saved)) !== null) {
+    await chmod(file, 0o600);
+    return file;
+  }
+  const made = await createOperatorCredential(q, { label: 'local node' });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${made.token}\n`, { mode: 0o600 });
+  await rename(tmp, file);
+  return file;
 }

@@ -232,3 +232,12 @@ export interface DispatchRequest {
   /** The environment hint, `{ os?, needs? }`. */
   readonly environment?: unknown;
 }
+
+/** A user's API token as an operator sees it: never its secret. */
+export interface TokenRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly label: string | null;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}

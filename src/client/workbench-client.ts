@@ -33,6 +33,7 @@ import type {
   Run,
   RunPage,
   TerminalRunStatus,
+  TokenRecord,
   WorkspaceRecord,
 } from './types.js';
 
@@ -118,6 +119,32 @@ export class WorkbenchClient {
       runs: field<Run[]>(body, 'runs'),
       nextBefore: field<string | null>(body, 'nextBefore'),
     };
+  }
+
+  /**
+   * Makes an API token for `userId` (operator credential only): the record and the
+   * secret, which is shown this once.
+   */
+  async createToken(
+    userId: string,
+    options: { label?: string } = {},
+  ): Promise<{ readonly token: TokenRecord; readonly secret: string }> {
+    const body = await this.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
+    return { token: field<TokenRecord>(body, 'token'), secret: field<string>(body, 'secret') };
+  }
+
+  /** The users' tokens, newest first, without secrets (operator credential only). */
+  async listTokens(options: { userId?: string } = {}): Promise<readonly TokenRecord[]> {
+    const query = options.userId === undefined ? '' : `?userId=${enc(options.userId)}`;
+    return field<TokenRecord[]>(await this.json('GET', `/v1/admin/tokens${query}`), 'tokens');
+  }
+
+  /** Revokes a token by id (operator credential only); `revoked` false when it already was. */
+  async revokeToken(
+    tokenId: string,
+  ): Promise<{ readonly token: TokenRecord; readonly revoked: boolean }> {
+    const body = await this.json('DELETE', `/v1/admin/tokens/${enc(tokenId)}`);
+    return { token: field<TokenRecord>(body, 'token'), revoked: field<boolean>(body, 'revoked') };
   }
 
   /** Read one of the caller's runs (`not_found` for anyone else's). */

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from './db.js';
+import { date, dateOrNull } from './rows.js';
 
 /** Prefix of every token this module makes, so a leaked one is recognisable in a scan. */
 export const API_TOKEN_PREFIX = 'mqt_';
@@ -9,11 +10,30 @@ export function hashApiToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** Prefix of every operator credential. */
+export const OPERATOR_TOKEN_PREFIX = 'mqo_';
+
 /** A token as made by {@link createApiToken}: the plaintext exists only in this value. */
 export interface NewApiToken {
   /** The bearer token. Shown to its user once; never stored. */
   token: string;
   userId: string;
+  /** The token's id: how it is listed and revoked without the secret. */
+  id: string;
+}
+
+/** A stored token as listed: never its secret. */
+export interface ApiTokenRecord {
+  id: string;
+  userId: string;
+  label: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** The id of a token whose plaintext the caller brought (the development token). */
+function idOfHash(hash: string): string {
+  return `tok_${hash.slice(0, 16)}`;
 }
 
 /**
@@ -27,7 +47,7 @@ export async function createApiToken(
 ): Promise<NewApiToken> {
   const token = `${API_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   await addApiToken(q, userId, token, opts);
-  return { token, userId };
+  return { token, userId, id: idOfHash(hashApiToken(token)) };
 }
 
 /**
@@ -44,9 +64,9 @@ export async function addApiToken(
 ): Promise<void> {
   const hash = hashApiToken(token);
   await q.execute(
-    `insert into api_token (token_hash, user_id, label) values ($1, $2, $3)
+    `insert into api_token (token_hash, user_id, label, id) values ($1, $2, $3, $4)
      on conflict (token_hash) do nothing`,
-    [hash, userId, opts.label ?? null],
+    [hash, userId, opts.label ?? null, idOfHash(hash)],
   );
   const rows = await q.query('select user_id from api_token where token_hash = $1', [hash]);
   if (rows[0]?.user_id !== userId) {
@@ -74,4 +94,82 @@ export async function revokeApiToken(q: Queryable, token: string): Promise<boole
     [hashApiToken(token)],
   );
   return n > 0;
+}
+
+/** The tokens of `userId` (or of everyone), newest first, revoked ones too. */
+export async function listApiTokens(
+  q: Queryable,
+  options: { userId?: string; limit?: number } = {},
+): Promise<ApiTokenRecord[]> {
+  const rows = await q.query(
+    `select id, user_id, label, created_at, revoked_at from api_token
+     where ($1::text is null or user_id = $1::text)
+     order by created_at desc, id desc limit $2::int`,
+    [options.userId ?? null, options.limit ?? 1000],
+  );
+  return rows.map(toTokenRecord);
+}
+
+function toTokenRecord(r: Record<string, unknown>): ApiTokenRecord {
+  return {
+    id: String(r.id),
+    userId: String(r.user_id),
+    label: r.label === null ? null : String(r.label),
+    createdAt: date(r.created_at),
+    revokedAt: dateOrNull(r.revoked_at),
+  };
+}
+
+/**
+ * Revokes a token by id. Null when no token has that id; otherwise its record, with
+ * `changed` false when it was already revoked.
+ */
+export async function revokeApiTokenById(
+  q: Queryable,
+  id: string,
+): Promise<{ token: ApiTokenRecord; changed: boolean } | null> {
+  const n = await q.execute(
+    'update api_token set revoked_at = now() where id = $1 and revoked_at is null',
+    [id],
+  );
+  const rows = await q.query(
+    'select id, user_id, label, created_at, revoked_at from api_token where id = $1',
+    [id],
+  );
+  return rows[0] ? { token: toTokenRecord(rows[0]), changed: n > 0 } : null;
+}
+
+/** An operator credential as made: the plaintext exists only in this value. */
+export interface NewOperatorCredential {
+  token: string;
+  id: string;
+}
+
+/** Makes an operator credential and stores its hash; the plaintext is returned once. */
+export async function createOperatorCredential(
+  q: Queryable,
+  opts: { label?: string } = {},
+): Promise<NewOperatorCredential> {
+  const token = `${OPERATOR_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const hash = hashApiToken(token);
+  const id = `op_${hash.slice(0, 16)}`;
+  await q.execute('insert into operator_credential (id, token_hash, label) values ($1, $2, $3)', [
+    id,
+    hash,
+    opts.label ?? null,
+  ]);
+  return { token, id };
+}
+
+/** The id of a live operator credential, or null for anything else (a user token too). */
+export async function resolveOperatorCredential(
+  q: Queryable,
+  token: string,
+): Promise<string | null> {
+  if (token.length === 0 || token.length > 512) return null;
+  const rows = await q.query(
+    'select id from operator_credential where token_hash = $1 and revoked_at is null',
+    [hashApiToken(token)],
+  );
+  return rows[0] ? String(rows[0].id) : null;
 }

@@ -1,0 +1,139 @@
+/**
+ * The operator's routes under `/v1/admin`: users' API tokens, made, listed and revoked
+ * through the running node (so a second process never has to open its database).
+ * They accept only an operator credential (`create-operator-token` of the agent
+ * binary; `npm start` keeps one in its data directory); a user token is refused with
+ * 403 `forbidden`, and an operator credential authenticates nothing else.
+ *
+ * | route | answer |
+ * |---|---|
+ * | `POST /v1/admin/tokens` `{userId, label?}` | 201 `{token: {id, userId, label, createdAt, revokedAt}, secret}` |
+ * | `GET /v1/admin/tokens?userId=` | `{tokens}`, newest first, never a secret |
+ * | `DELETE /v1/admin/tokens/:id` | `{token, revoked}`; an unknown id is 404 |
+ *
+ * @module
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type ApiTokenRecord,
+  createApiToken,
+  insertAuditEvent,
+  listApiTokens,
+  type Queryable,
+  resolveApiToken,
+  resolveOperatorCredential,
+  revokeApiTokenById,
+} from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { ApiDeps } from './api-deps.js';
+import { bearerToken } from './auth.js';
+import {
+  ApiError,
+  BODY_LIMIT_BYTES,
+  invalidField,
+  readJsonObject,
+  rejectUnknownFields,
+  sendJson,
+} from './http-io.js';
+
+/** User ids a token may be made for: printable ASCII without spaces. */
+const USER_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The operator credential's id, or a 401/403 that says what is needed. */
+export async function authenticateOperator(q: Queryable, req: IncomingMessage): Promise<string> {
+  const token = bearerToken(req.headers.authorization);
+  if (token === null) {
+    throw new ApiError(
+      401,
+      'unauthenticated',
+      'unauthenticated: send "Authorization: Bearer <operator credential>" (create-operator-token of the agent binary; npm start keeps one in <data dir>/operator-token)',
+    );
+  }
+  const operator = await resolveOperatorCredential(q, token);
+  if (operator !== null) return operator;
+  if ((await resolveApiToken(q, token)) !== null) {
+    throw new ApiError(
+      403,
+      'forbidden',
+      'forbidden: /v1/admin needs an operator credential; a user token cannot manage tokens',
+    );
+  }
+  throw new ApiError(
+    401,
+    'unauthenticated',
+    'unauthenticated: the credential is unknown or revoked',
+  );
+}
+
+function tokenView(t: ApiTokenRecord) {
+  return {
+    id: t.id,
+    userId: t.userId,
+    label: t.label,
+    createdAt: t.createdAt.toISOString(),
+    revokedAt: t.revokedAt === null ? null : t.revokedAt.toISOString(),
+  };
+}
+
+/** Serves one `/v1/admin/...` request. */
+export async function serveAdmin(
+  deps: ApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+  log: Logger,
+): Promise<void> {
+  const operator = await authenticateOperator(deps.db, req);
+  const method = req.method ?? 'GET';
+  if (path === '/v1/admin/tokens' && method === 'POST') {
+    const body = await readJsonObject(req, BODY_LIMIT_BYTES);
+    rejectUnknownFields(body, ['userId', 'label']);
+    const { userId, label } = body;
+    if (typeof userId !== 'string' || !USER_ID.test(userId)) {
+      throw invalidField('userId', 'expected 1 to 200 printable characters without spaces');
+    }
+    if (label !== undefined && (typeof label !== 'string' || label.length > 200)) {
+      throw invalidField('label', 'expected a string of at most 200 characters');
+    }
+    const made = await deps.db.transaction(async (tx) => {
+      const made = await createApiToken(tx, userId, { label: label ?? 'made by an operator' });
+      await insertAuditEvent(tx, {
+        eventType: 'token.created',
+        ownerUserId: userId,
+        metadata: { tokenId: made.id, operatorId: operator },
+      });
+      return made;
+    });
+    log.info({ tokenId: made.id, userId, operatorId: operator }, 'API token created');
+    const [record] = (await listApiTokens(deps.db, { userId })).filter((t) => t.id === made.id);
+    sendJson(res, 201, { token: tokenView(record!), secret: made.token });
+    return;
+  }
+  if (path === '/v1/admin/tokens' && method === 'GET') {
+    const userId = query.get('userId') ?? undefined;
+    sendJson(res, 200, { tokens: (await listApiTokens(deps.db, { userId })).map(tokenView) });
+    return;
+  }
+  const revoke = /^\/v1\/admin\/tokens\/([^/]+)$/.exec(path);
+  if (revoke && method === 'DELETE') {
+    const id = decodeURIComponent(revoke[1]!);
+    const done = await deps.db.transaction(async (tx) => {
+      const done = await revokeApiTokenById(tx, id);
+      if (done?.changed) {
+        await insertAuditEvent(tx, {
+          eventType: 'token.revoked',
+          ownerUserId: done.token.userId,
+          metadata: { tokenId: id, operatorId: operator },
+        });
+      }
+      return done;
+    });
+    if (done === null) throw new ApiError(404, 'not_found', `not_found: no token "${id}"`);
+    log.info({ tokenId: id, operatorId: operator }, 'API token revoked');
+    sendJson(res, 200, { token: tokenView(done.token), revoked: done.changed });
+    return;
+  }
+  throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+}

@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The local node's, the agent's and the CLI's compiled entry points. */
+export const localMain = resolve(DIST, 'nodes/local/main.js');
+export const agentMain = resolve(DIST, 'nodes/agent/main.js');
+export const cliMain = resolve(DIST, 'nodes/cli/main.js');
+
+/** Starts the local node in `cwd`, waits for "ready", stops it with SIGINT. */
+export async function startAndStop(
+  cwd: string,
+  env: Record<string, string> = {},
+  whileUp: (stdout: string, pid: number) => Promise<void> = async () => {},
+) {
+  const child = spawn(process.execPath, [localMain], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_HTTP_LISTEN: '127.0.0.1:0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const deadline = Date.now() + 60_000;
+  while (!stdout.includes('ready.') && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ready = stdout.includes('ready.');
+  if (ready) await whileUp(stdout, child.pid!);
+  child.kill('SIGINT');
+  const code = await exited;
+  return { ready, code, stdout, stderr };
+}
+
+/** Runs `agent/main.js create-token <user>` on the embedded database in `dataDir`. */
+export function createToken(cwd: string, dataDir: string, user: string) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [agentMain, 'create-token', user], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
