@@ -47,6 +47,16 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['verbose', 'information', '30'],
   },
   {
+    name: 'MEMQL_LOG_FORMAT',
+    pick: (c) => c.logFormat,
+    valid: [
+      ['json', 'json'],
+      ['Pretty', 'pretty'],
+      ['auto', 'auto'],
+    ],
+    invalid: ['text', 'yes', '1'],
+  },
+  {
     name: 'MEMQL_WORKBENCH_ROOT',
     pick: (c) => c.workbenchRoot,
     valid: [
