@@ -30,17 +30,22 @@ export interface DevToken {
   created: boolean;
 }
 
-/** Reuses the token in `<dataDir>/dev-token`, or makes one and saves it there. */
-export async function ensureDevToken(q: Queryable, dataDir: string): Promise<DevToken> {
-  await mkdir(dataDir, { recursive: true });
-  const file = join(dataDir, DEV_TOKEN_FILE);
-  const saved = await readFile(file, 'utf8').then(
+/** A saved secret's text, or '' when the file does not exist. */
+async function readSaved(file: string): Promise<string> {
+  return readFile(file, 'utf8').then(
     (text) => text.trim(),
     (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return '';
       throw err;
     },
   );
+}
+
+/** Reuses the token in `<dataDir>/dev-token`, or makes one and saves it there. */
+export async function ensureDevToken(q: Queryable, dataDir: string): Promise<DevToken> {
+  await mkdir(dataDir, { recursive: true });
+  const file = join(dataDir, DEV_TOKEN_FILE);
+  const saved = await readSaved(file);
   if (/^[\x21-\x7e]{16,512}$/.test(saved)) {
     await addApiToken(q, DEV_USER_ID, saved, { label: 'development token' });
     await chmod(file, 0o600);
@@ -64,13 +69,7 @@ export const OPERATOR_TOKEN_FILE = 'operator-token';
 export async function ensureOperatorToken(q: Queryable, dataDir: string): Promise<string> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, OPERATOR_TOKEN_FILE);
-  const saved = await readFile(file, 'utf8').then(
-    (text) => text.trim(),
-    (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return '';
-      throw err;
-    },
-  );
+  const saved = await readSaved(file);
   if (saved !== '' && (await resolveOperatorCredential(q, saved)) !== null) {
     await chmod(file, 0o600);
     return file;

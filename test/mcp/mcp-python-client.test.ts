@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { TOOL_ACTION_NAMES } from '../../src/contract/index.js';
 import { startApiHarness } from '../api/api-support.js';
+import { finished } from '../support/local-node.js';
 
 /**
  * An independent MCP client, the Python `mcp` package (installed by
@@ -26,22 +27,8 @@ if (!existsSync(PYTHON)) {
 
 const h = await startApiHarness(t);
 
-function runClient(
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(PYTHON, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+function runClient(args: string[]) {
+  return finished(spawn(PYTHON, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 for (const [name, args] of [

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { LOCK_FILE, openDb } from '../../src/store/index.js';
-import { cliMain, createToken, startAndStop } from '../support/local-node.js';
+import { cliMain, createToken, finished, startAndStop } from '../support/local-node.js';
 
 /**
  * The local node's data directory is opened by one process at a time; users' tokens
@@ -41,18 +41,13 @@ t.test('the embedded database is opened by one process at a time', async (t) => 
     const api = /API: +(http:\/\/\S+?)\/v1/.exec(stdout)![1]!;
     t.match(stdout, `operator:       ${join(dataDir, 'operator-token')}`);
     const operator = (await readFile(join(dataDir, 'operator-token'), 'utf8')).trim();
-    const made = await new Promise<{ code: number | null; stdout: string }>((done) => {
-      const child = spawn(process.execPath, [cliMain, 'tokens', 'create', 'carol'], {
+    const made = await finished(
+      spawn(process.execPath, [cliMain, 'tokens', 'create', 'carol'], {
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_URL: api, MEMQL_TOKEN: operator },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      child.on('exit', (code) => done({ code, stdout: out }));
-    });
-    t.equal(made.code, 0);
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    t.equal(made.code, 0, made.stderr);
     const res = await fetch(`${api}/v1/runs`, {
       headers: { authorization: `Bearer ${made.stdout.trim()}` },
     });

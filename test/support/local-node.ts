@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -7,6 +7,26 @@ const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const localMain = resolve(DIST, 'nodes/local/main.js');
 export const agentMain = resolve(DIST, 'nodes/agent/main.js');
 export const cliMain = resolve(DIST, 'nodes/cli/main.js');
+
+/** A child's output so far, kept up to date as it arrives. */
+export function captured(child: ChildProcess): { stdout: string; stderr: string } {
+  const out = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (c: Buffer) => {
+    out.stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    out.stderr += c.toString();
+  });
+  return out;
+}
+
+/** Runs a child to its end: its exit code and everything it printed. */
+export function finished(
+  child: ChildProcess,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const out = captured(child);
+  return new Promise((done) => child.on('close', (code) => done({ code, ...out })));
+}
 
 /** Starts the local node in `cwd`, waits for "ready", stops it with SIGINT. */
 export async function startAndStop(
@@ -19,42 +39,26 @@ export async function startAndStop(
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_HTTP_LISTEN: '127.0.0.1:0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
+  const out = captured(child);
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const deadline = Date.now() + 60_000;
-  while (!stdout.includes('ready.') && child.exitCode === null && Date.now() < deadline) {
+  while (!out.stdout.includes('ready.') && child.exitCode === null && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  const ready = stdout.includes('ready.');
-  if (ready) await whileUp(stdout, child.pid!);
+  const ready = out.stdout.includes('ready.');
+  if (ready) await whileUp(out.stdout, child.pid!);
   child.kill('SIGINT');
   const code = await exited;
-  return { ready, code, stdout, stderr };
+  return { ready, code, stdout: out.stdout, stderr: out.stderr };
 }
 
 /** Runs `agent/main.js create-token <user>` on the embedded database in `dataDir`. */
 export function createToken(cwd: string, dataDir: string, user: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn(process.execPath, [agentMain, 'create-token', user], {
+  return finished(
+    spawn(process.execPath, [agentMain, 'create-token', user], {
       cwd,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on('exit', (code) => done({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
