@@ -12,6 +12,7 @@ import {
   type FsListPayload,
   type FsReadPayload,
   isAbortError,
+  MAX_FILE_WRITE_BYTES,
   type PromotePayload,
   type WorkbenchClient,
 } from '../../src/client/index.js';
@@ -381,6 +382,35 @@ async function fsWrite(
   asJson: boolean,
 ): Promise<number> {
   const bytes = await readSource(command.source, io);
+  // The limit is stated before anything is sent, so no part of a file too large is ever
+  // written.
+  if (bytes.length > MAX_FILE_WRITE_BYTES) {
+    throw new ClientError(
+      'payload_too_large',
+      `payload_too_large: the source is ${bytes.length} bytes; a file written through the API is at most ${MAX_FILE_WRITE_BYTES} bytes (32 MiB). Nothing was sent: make a larger file in the workspace with exec, or download it with fetch`,
+    );
+  }
+  const progress = { written: 0 };
+  try {
+    return await writeInChunks(command, call, io, asJson, bytes, progress);
+  } catch (err) {
+    // A file this command started is not left cut short: what was written is deleted
+    // (an --append keeps the file it appended to, as it was given).
+    if (!command.append && progress.written > 0) {
+      await call(command.runId, 'fs_delete', { path: command.path }).catch(() => {});
+    }
+    throw err;
+  }
+}
+
+async function writeInChunks(
+  command: Extract<CliCommand, { kind: 'fs-write' }>,
+  call: Call,
+  io: CliIo,
+  asJson: boolean,
+  bytes: Buffer,
+  progress: { written: number },
+): Promise<number> {
   let chunk = CHUNK_BYTES;
   let offset = 0;
   let last: unknown;
@@ -404,6 +434,7 @@ async function fsWrite(
     if (result instanceof ClientError) throw result;
     last = payloadOf(result);
     offset += part.length;
+    progress.written = offset;
   } while (offset < bytes.length);
   if (asJson) json(io.stdout, last);
   else line(io.stdout, `wrote ${formatBytes(bytes.length)} to ${command.path}`);

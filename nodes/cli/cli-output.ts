@@ -121,7 +121,7 @@ export function hintFor(code: string): string {
     case 'command_not_allowed':
       return 'use only allowlisted programs; the message names the one refused';
     case 'payload_too_large':
-      return 'send less: split the file, or read it in parts';
+      return 'files written through the API are at most 32 MiB (make larger ones in the workspace with exec or fetch); reads go in parts';
     case 'no_sandbox':
       return 'the node has no sandbox runner; install bubblewrap or configure MEMQL_RUNNER on the node';
     case 'internal':

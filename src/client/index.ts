@@ -9,6 +9,7 @@
 export {
   type DispatchFailure,
   type DispatchResult,
+  MAX_FILE_WRITE_BYTES,
   type ToolDefinition,
   WORKBENCH_TOOL_NAME,
   workbenchToolDefinition,

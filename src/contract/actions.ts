@@ -20,6 +20,11 @@ export const MAX_PATH_CHARS = 4096;
  * configured limit with the same code.
  */
 export const MAX_PAYLOAD_CHARS = 32 * 1024 * 1024;
+/**
+ * The largest workspace file `fs_write` makes (appends included), bytes: files written
+ * through the API are at most this; larger ones are made by commands or `fetch`.
+ */
+export const MAX_FILE_WRITE_BYTES = 32 * 1024 * 1024;
 /** Longest accepted `exec` command string (64 KiB), in UTF-16 code units. */
 export const MAX_COMMAND_CHARS = 64 * 1024;
 /** Longest accepted timeout for `exec` and `fetch`: one hour, in milliseconds. */

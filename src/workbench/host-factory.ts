@@ -1,5 +1,6 @@
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
+import { MAX_FILE_WRITE_BYTES } from '../contract/index.js';
 import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
 import { BwrapRunner } from '../sandbox/bwrap-runner.js';
 import { DockerRunner } from '../sandbox/docker-runner.js';
@@ -17,8 +18,8 @@ import { WorkbenchHost } from './host.js';
 
 /** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */
 export const MAX_READ_BYTES = 8 * 1024 * 1024;
-/** Largest file `fs_write` leaves behind, bytes (the contract's payload ceiling). */
-export const MAX_WRITE_BYTES = 32 * 1024 * 1024;
+/** The largest file `fs_write` makes: the contract's limit, which clients state up front. */
+export const MAX_WRITE_BYTES = MAX_FILE_WRITE_BYTES;
 
 /** What the host needs beyond the configuration: handles the node owns. */
 export interface HostFactoryDeps {

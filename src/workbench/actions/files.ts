@@ -184,7 +184,7 @@ export async function fsWrite(ctx: FileContext, args: ActionArgs<'fs_write'>) {
   if (finalSize > ctx.maxWriteBytes) {
     throw new WorkbenchError(
       'payload_too_large',
-      `payload_too_large: the file would be ${finalSize} bytes; the limit is ${ctx.maxWriteBytes}`,
+      `payload_too_large: the file would be ${finalSize} bytes; fs_write makes files of at most ${ctx.maxWriteBytes} bytes. Nothing was written: make a larger file from a command (exec) or download it (fetch)`,
       { path: probe.rel, size: finalSize, limit: ctx.maxWriteBytes },
     );
   }
