@@ -25,7 +25,10 @@ const readable = spawnSync('setpriv', [
   `require('fs').accessSync(${JSON.stringify(nodeMain('local'))}, require('fs').constants.R_OK)`,
 ]);
 if (readable.status !== 0) {
-  t.plan(0, `skip: uid ${USER} cannot read ${nodeMain('local')}: the checkout is private to its owner`);
+  t.plan(
+    0,
+    `skip: uid ${USER} cannot read ${nodeMain('local')}: the checkout is private to its owner`,
+  );
   process.exit(0);
 }
 
