@@ -41,11 +41,20 @@ export async function startAndStop(
   });
   const out = captured(child);
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const deadline = Date.now() + 60_000;
-  while (!out.stdout.includes('ready.') && child.exitCode === null && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const ready = out.stdout.includes('ready.');
+  // Ready once it prints so, or not at all if it exits first: both are events (the
+  // output listener above runs first, so the text is already there).
+  const ready = await new Promise<boolean>((settle) => {
+    const done = () => {
+      child.stdout?.off('data', onData);
+      child.off('exit', done);
+      settle(out.stdout.includes('ready.'));
+    };
+    const onData = () => {
+      if (out.stdout.includes('ready.')) done();
+    };
+    child.stdout?.on('data', onData);
+    child.on('exit', done);
+  });
   if (ready) await whileUp(out.stdout, child.pid!);
   child.kill('SIGINT');
   const code = await exited;
