@@ -18,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type ApiTokenRecord,
   createApiToken,
+  getApiToken,
   insertAuditEvent,
   listApiTokens,
   type Queryable,
@@ -107,7 +108,7 @@ export async function serveAdmin(
       return made;
     });
     log.info({ tokenId: made.id, userId, operatorId: operator }, 'API token created');
-    const [record] = (await listApiTokens(deps.db, { userId })).filter((t) => t.id === made.id);
+    const record = await getApiToken(deps.db, made.id);
     sendJson(res, 201, { token: tokenView(record!), secret: made.token });
     return;
   }

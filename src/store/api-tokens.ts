@@ -132,11 +132,17 @@ export async function revokeApiTokenById(
     'update api_token set revoked_at = now() where id = $1 and revoked_at is null',
     [id],
   );
+  const token = await getApiToken(q, id);
+  return token ? { token, changed: n > 0 } : null;
+}
+
+/** One token by id (never its secret), or null. */
+export async function getApiToken(q: Queryable, id: string): Promise<ApiTokenRecord | null> {
   const rows = await q.query(
     'select id, user_id, label, created_at, revoked_at from api_token where id = $1',
     [id],
   );
-  return rows[0] ? { token: toTokenRecord(rows[0]), changed: n > 0 } : null;
+  return rows[0] ? toTokenRecord(rows[0]) : null;
 }
 
 /** An operator credential as made: the plaintext exists only in this value. */
