@@ -2,17 +2,18 @@
  * Running one parsed `memql` command against the API: each subcommand calls the
  * client, prints human or JSON output, and returns the process exit code.
  */
-import { open, readFile } from 'node:fs/promises';
-import type { Readable, Writable } from 'node:stream';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { type Readable, Writable } from 'node:stream';
 import {
   ClientError,
   type CommandStatus,
   type DispatchResult,
   type ExecPayload,
   type FsListPayload,
-  type FsReadPayload,
   isAbortError,
   MAX_FILE_WRITE_BYTES,
+  MAX_UPLOAD_BYTES,
   type PromotePayload,
   type WorkbenchClient,
 } from '../../src/client/index.js';
@@ -41,7 +42,7 @@ export interface CliIo {
   readonly stdin: Readable & { isTTY?: boolean };
 }
 
-/** Bytes per `fs_read` and per `fs_write` call; halved on `payload_too_large`. */
+/** Bytes per appending `fs_write` call; halved on `payload_too_large`. */
 const CHUNK_BYTES = 1024 * 1024;
 const MIN_CHUNK_BYTES = 16 * 1024;
 /** Downloads at least this large show progress on a terminal without `--progress`. */
@@ -106,6 +107,7 @@ async function runCommand(
   const out = io.stdout;
   const call = (runId: string, action: string, args: Record<string, unknown>) =>
     client.dispatch({ action, args, runId, agentId: global.agentId, taskId: global.taskId });
+  const ids = { agentId: global.agentId, taskId: global.taskId };
   switch (command.kind) {
     case 'help':
       out.write(USAGE);
@@ -177,9 +179,9 @@ async function runCommand(
       return 0;
     }
     case 'fs-read':
-      return fsRead(command, call, io, global.json);
+      return fsRead(command, client, io, global.json, signal, ids);
     case 'fs-write':
-      return fsWrite(command, call, io, global.json);
+      return fsWrite(command, call, client, io, global.json, signal, ids);
     case 'fs-ls': {
       const listing = payloadOf<FsListPayload>(
         await call(command.runId, 'fs_list', { path: command.path, recursive: command.recursive }),
@@ -301,44 +303,34 @@ async function exec(
   return execExitCode(payload);
 }
 
+/**
+ * Streams a workspace file to `--out` (a partial file is removed on failure), to
+ * stdout, or, with `--json` and no `--out`, into the answer as base64.
+ */
 async function fsRead(
   command: Extract<CliCommand, { kind: 'fs-read' }>,
-  call: Call,
+  client: WorkbenchClient,
   io: CliIo,
   asJson: boolean,
+  signal: AbortSignal,
+  ids: { agentId: string; taskId: string },
 ): Promise<number> {
-  const file = command.out === undefined ? null : await open(command.out, 'w');
   const parts: Buffer[] = [];
-  let offset = 0;
-  let size = 0;
-  try {
-    for (;;) {
-      const read = payloadOf<FsReadPayload>(
-        await call(command.runId, 'fs_read', {
-          path: command.path,
-          encoding: 'base64',
-          offset,
-          length: CHUNK_BYTES,
-        }),
-      );
-      const bytes = Buffer.from(read.content, 'base64');
-      size = read.size;
-      offset += read.bytesRead;
-      if (file) await file.write(bytes);
-      else if (asJson) parts.push(bytes);
-      else io.stdout.write(bytes);
-      if (read.eof || read.bytesRead === 0) break;
-    }
-  } finally {
-    await file?.close();
-  }
+  const collect = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      parts.push(chunk);
+      done();
+    },
+  });
+  const to = command.out ?? (asJson ? collect : io.stdout);
+  const result = await client.downloadFile(command.runId, command.path, { to, signal, ...ids });
   if (asJson) {
-    const content = Buffer.concat(parts);
     json(io.stdout, {
       path: command.path,
-      size,
+      size: result.bytes,
+      sha256: result.sha256,
       ...(command.out === undefined
-        ? { encoding: 'base64', content: content.toString('base64') }
+        ? { encoding: 'base64', content: Buffer.concat(parts).toString('base64') }
         : { out: command.out }),
     });
   }
@@ -358,12 +350,6 @@ async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
   }
 }
 
-async function readSource(source: { from: string } | { content: string }, io: CliIo) {
-  if ('content' in source) return Buffer.from(source.content, 'utf8');
-  if (source.from !== '-') return readFile(source.from);
-  return readAll(io.stdin);
-}
-
 /** Everything `stream` gives until it ends. */
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -371,46 +357,62 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/**
- * Writes in chunks (the first replaces, the rest append) so a file larger than one
- * request body still arrives; a chunk refused as too large is retried at half size.
- */
+/** `fs write`: a new or replaced file is streamed whole; `--append` adds to one. */
 async function fsWrite(
   command: Extract<CliCommand, { kind: 'fs-write' }>,
   call: Call,
+  client: WorkbenchClient,
   io: CliIo,
   asJson: boolean,
+  signal: AbortSignal,
+  ids: { agentId: string; taskId: string },
 ): Promise<number> {
-  const bytes = await readSource(command.source, io);
-  // The limit is stated before anything is sent, so no part of a file too large is ever
-  // written.
-  if (bytes.length > MAX_FILE_WRITE_BYTES) {
-    throw new ClientError(
-      'payload_too_large',
-      `payload_too_large: the source is ${bytes.length} bytes; a file written through the API is at most ${MAX_FILE_WRITE_BYTES} bytes (32 MiB). Nothing was sent: make a larger file in the workspace with exec, or download it with fetch`,
-    );
-  }
-  const progress = { written: 0 };
-  try {
-    return await writeInChunks(command, call, io, asJson, bytes, progress);
-  } catch (err) {
-    // A file this command started is not left cut short: what was written is deleted
-    // (an --append keeps the file it appended to, as it was given).
-    if (!command.append && progress.written > 0) {
-      await call(command.runId, 'fs_delete', { path: command.path }).catch(() => {});
+  if (command.append) return fsAppend(command, call, io, asJson);
+  const { source } = command;
+  let bytes: Uint8Array | AsyncIterable<Uint8Array>;
+  if ('content' in source) bytes = Buffer.from(source.content, 'utf8');
+  else if (source.from === '-') bytes = io.stdin as AsyncIterable<Uint8Array>;
+  else {
+    // The limit is stated before anything is sent.
+    const size = (await stat(source.from)).size;
+    if (size > MAX_UPLOAD_BYTES) {
+      throw new ClientError(
+        'payload_too_large',
+        `payload_too_large: ${source.from} is ${size} bytes; a file written through the API is at most ${MAX_UPLOAD_BYTES} bytes (4 GiB). Nothing was sent`,
+      );
     }
-    throw err;
+    bytes = createReadStream(source.from);
   }
+  const written = await client.uploadFile(command.runId, command.path, bytes, { signal, ...ids });
+  if (asJson) json(io.stdout, written);
+  else line(io.stdout, `wrote ${formatBytes(written.size)} to ${command.path}`);
+  return 0;
 }
 
-async function writeInChunks(
+/**
+ * `fs write --append`: `fs_write` calls in chunks, each appending; a chunk refused as
+ * too large is retried at half size. The file it appends to may grow to
+ * `MAX_FILE_WRITE_BYTES` (32 MiB), stated before anything is sent.
+ */
+async function fsAppend(
   command: Extract<CliCommand, { kind: 'fs-write' }>,
   call: Call,
   io: CliIo,
   asJson: boolean,
-  bytes: Buffer,
-  progress: { written: number },
 ): Promise<number> {
+  const { source } = command;
+  const bytes =
+    'content' in source
+      ? Buffer.from(source.content, 'utf8')
+      : source.from === '-'
+        ? await readAll(io.stdin)
+        : await readFile(source.from);
+  if (bytes.length > MAX_FILE_WRITE_BYTES) {
+    throw new ClientError(
+      'payload_too_large',
+      `payload_too_large: the source is ${bytes.length} bytes; a file appended to through the API grows to at most ${MAX_FILE_WRITE_BYTES} bytes (32 MiB). Nothing was sent: write the whole file instead (without --append), or make it in the workspace with exec`,
+    );
+  }
   let chunk = CHUNK_BYTES;
   let offset = 0;
   let last: unknown;
@@ -420,7 +422,7 @@ async function writeInChunks(
       path: command.path,
       content: part.toString('base64'),
       encoding: 'base64',
-      append: command.append || offset > 0,
+      append: true,
     }).catch((err: unknown) => {
       if (err instanceof ClientError && err.code === 'payload_too_large') return err;
       throw err;
@@ -434,10 +436,9 @@ async function writeInChunks(
     if (result instanceof ClientError) throw result;
     last = payloadOf(result);
     offset += part.length;
-    progress.written = offset;
   } while (offset < bytes.length);
   if (asJson) json(io.stdout, last);
-  else line(io.stdout, `wrote ${formatBytes(bytes.length)} to ${command.path}`);
+  else line(io.stdout, `appended ${formatBytes(bytes.length)} to ${command.path}`);
   return 0;
 }
 

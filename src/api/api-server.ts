@@ -12,6 +12,8 @@
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
  * | `POST /v1/dispatch` | the dispatch result |
  * | `POST /v1/dispatch/stream` | NDJSON output lines, then one result line |
+ * | `PUT /v1/runs/:runId/files?path=&mode=` | the body as the file, whole or not at all: the `fs_write` answer |
+ * | `GET /v1/runs/:runId/files?path=` | the file's bytes (see `file-routes.ts`) |
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
@@ -40,6 +42,7 @@ import { authenticate, bearerToken } from './auth.js';
 import { listRunCommandsRoute } from './command-list.js';
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
+import { getFileRoute, putFileRoute } from './file-routes.js';
 import {
   ApiError,
   DISPATCH_BODY_LIMIT_BYTES,
@@ -80,6 +83,8 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
   { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
+  { method: 'PUT', pattern: new RegExp(`^/v1/runs/${ID}/files$`), handler: putFileRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/files$`), handler: getFileRoute },
   {
     method: 'GET',
     pattern: new RegExp(`^/v1/runs/${ID}/commands$`),

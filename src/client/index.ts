@@ -10,6 +10,7 @@ export {
   type DispatchFailure,
   type DispatchResult,
   MAX_FILE_WRITE_BYTES,
+  MAX_UPLOAD_BYTES,
   type ToolDefinition,
   WORKBENCH_TOOL_NAME,
   workbenchToolDefinition,

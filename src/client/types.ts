@@ -116,6 +116,8 @@ export interface FsWritePayload {
   readonly path: string;
   readonly bytesWritten: number;
   readonly size: number;
+  /** On an upload's parts: its id, the bytes staged so far, and whether it is placed. */
+  readonly upload?: { readonly id: string; readonly staged: number; readonly complete: boolean };
 }
 
 /** One entry of an `fs_list` answer. */

@@ -28,6 +28,7 @@ import type {
   DeletedCounts,
   DispatchRequest,
   FleetView,
+  FsWritePayload,
   ListCommandsOptions,
   ListRunsOptions,
   Run,
@@ -67,6 +68,22 @@ export interface DownloadOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options of the file stream calls. */
+export interface FileCallOptions {
+  /** Recorded on the calls it is made of, as a dispatch's `agentId` is. */
+  readonly agentId?: string;
+  readonly taskId?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** The `?path=&agentId=&taskId=` of a file stream call. */
+function fileQuery(path: string, options: FileCallOptions): URLSearchParams {
+  const query = new URLSearchParams({ path });
+  if (options.agentId !== undefined) query.set('agentId', options.agentId);
+  if (options.taskId !== undefined) query.set('taskId', options.taskId);
+  return query;
+}
+
 /** A tool loop's one tool: run an action in the run's workspace. */
 export type WorkbenchHostFn = (
   action: string,
@@ -86,6 +103,8 @@ const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set([
 
 interface RequestOptions {
   readonly body?: unknown;
+  /** Bytes sent as they are (`application/octet-stream`), instead of a JSON `body`. */
+  readonly bytes?: Uint8Array | AsyncIterable<Uint8Array>;
   readonly signal?: AbortSignal;
   /** Accept this content type instead of reading JSON. */
   readonly raw?: boolean;
@@ -272,6 +291,74 @@ export class WorkbenchClient {
     return result;
   }
 
+  /**
+   * Write a workspace file from bytes or a stream (a file's read stream, stdin),
+   * never held whole: `PUT /v1/runs/:runId/files`. The file appears at `path` whole,
+   * once every byte is durable, or not at all; files up to 4 GiB
+   * (`MAX_UPLOAD_BYTES`) and the workspace's quota.
+   */
+  async uploadFile(
+    runId: string,
+    path: string,
+    source: Uint8Array | AsyncIterable<Uint8Array>,
+    options: FileCallOptions & { readonly mode?: string } = {},
+  ): Promise<FsWritePayload> {
+    const query = fileQuery(path, options);
+    if (options.mode !== undefined) query.set('mode', options.mode);
+    const body = await this.json('PUT', `/v1/runs/${enc(runId)}/files?${query}`, {
+      bytes: source,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return field<FsWritePayload>(body, 'payload');
+  }
+
+  /** Open a workspace file's bytes as a stream (`GET /v1/runs/:runId/files`); read `body` once. */
+  async openFile(runId: string, path: string, options: FileCallOptions = {}) {
+    const query = fileQuery(path, options);
+    const response = await this.send('GET', `/v1/runs/${enc(runId)}/files?${query}`, {
+      raw: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (response.body === null) throw notShaped('/v1/runs/:runId/files', 'a body');
+    const length = response.headers.get('content-length');
+    const file: ArtifactBody = {
+      size: length !== null && /^\d+$/.test(length) ? Number(length) : null,
+      contentType: response.headers.get('content-type'),
+      body: response.body as AsyncIterable<Uint8Array>,
+    };
+    return file;
+  }
+
+  /**
+   * Download a workspace file of any size to a file or stream without buffering it.
+   * A body shorter than its `Content-Length` (the file changed while it was read, or
+   * the connection broke) is `unavailable`, and a partial file is removed.
+   */
+  async downloadFile(
+    runId: string,
+    path: string,
+    options: DownloadOptions,
+  ): Promise<DownloadResult> {
+    const file = await this.openFile(runId, path, options.signal ? { signal: options.signal } : {});
+    let result: DownloadResult;
+    try {
+      result = await writeArtifact(file, options.to, options.onProgress, options.signal);
+    } catch (err) {
+      if (isAbortError(err)) throw err;
+      throw new ClientError(
+        'unavailable',
+        `unavailable: "${path}" of run ${runId} did not arrive whole (${(err as Error).message}); read it again`,
+      );
+    }
+    if (file.size !== null && result.bytes !== file.size) {
+      throw new ClientError(
+        'unavailable',
+        `unavailable: "${path}" of run ${runId} arrived with ${result.bytes} of ${file.size} bytes; read it again`,
+      );
+    }
+    return result;
+  }
+
   /** The workbench replicas this agent node knows, and its dispatch mode. */
   async fleet(): Promise<FleetView> {
     return (await this.json('GET', '/v1/fleet/workbenches')) as FleetView;
@@ -343,6 +430,16 @@ export class WorkbenchClient {
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(options.body);
+    }
+    if (options.bytes !== undefined) {
+      headers['content-type'] = 'application/octet-stream';
+      if (options.bytes instanceof Uint8Array) {
+        init.body = options.bytes;
+      } else {
+        // A streamed body: sent as it is read, never held whole.
+        init.body = options.bytes as unknown as ReadableStream;
+        (init as RequestInit & { duplex: 'half' }).duplex = 'half';
+      }
     }
     if (options.signal) init.signal = options.signal;
     let response: Response;

@@ -25,6 +25,13 @@ export const MAX_PAYLOAD_CHARS = 32 * 1024 * 1024;
  * through the API are at most this; larger ones are made by commands or `fetch`.
  */
 export const MAX_FILE_WRITE_BYTES = 32 * 1024 * 1024;
+/**
+ * The largest file an upload (`fs_write` in parts, see {@link fsWriteArgsSchema}'s
+ * `upload`) makes, bytes: 4 GiB. The workspace's quota may hold it lower.
+ */
+export const MAX_UPLOAD_BYTES = 4 * 1024 * 1024 * 1024;
+/** Pattern of an upload id: chosen by the caller, 8 to 64 letters, digits, `_` or `-`. */
+export const UPLOAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
 /** Longest accepted `exec` command string (64 KiB), in UTF-16 code units. */
 export const MAX_COMMAND_CHARS = 64 * 1024;
 /** Longest accepted timeout for `exec` and `fetch`: one hour, in milliseconds. */
@@ -89,6 +96,39 @@ export const fsWriteArgsSchema = z.strictObject({
     .regex(/^0?[0-7]{3}$/, { error: 'expected octal permission digits such as "644" or "0755"' })
     .transform((digits) => Number.parseInt(digits, 8))
     .describe('Optional octal permission bits as a string, e.g. "644" or "0755".')
+    .optional(),
+  /**
+   * One part of a file larger than one call carries. Parts with the same `id` are
+   * staged outside the workspace in order (`offset` is the number of bytes staged so
+   * far; 0 starts the upload again); the part with `complete: true` puts the whole
+   * file at `path` in one rename, so no partial file is ever visible. Not with
+   * `append`.
+   */
+  upload: z
+    .strictObject({
+      id: z
+        .string()
+        .regex(UPLOAD_ID_PATTERN, { error: 'expected 8 to 64 letters, digits, "_" or "-"' })
+        .describe('Id of the upload, chosen by the caller; the same for every part.'),
+      offset: z
+        .int()
+        .min(0)
+        .max(MAX_UPLOAD_BYTES)
+        .describe('Byte offset of this part: the bytes staged so far (0 for the first part).'),
+      complete: z
+        .boolean()
+        .default(false)
+        .describe('True on the last part: the staged file then replaces the file at path.'),
+      size: z
+        .int()
+        .min(0)
+        .max(MAX_UPLOAD_BYTES)
+        .describe('Total size in bytes, checked when the upload completes.')
+        .optional(),
+    })
+    .describe(
+      'Write a large file in parts: staged out of sight, placed at path whole by the part with complete: true.',
+    )
     .optional(),
 });
 

@@ -32,6 +32,8 @@ import {
   prepareExec,
   promoteArtifact,
   runFetch,
+  uploadStageDir,
+  writeUploadPart,
 } from './actions/index.js';
 import { executeCommand } from './command-executor.js';
 import {
@@ -319,13 +321,17 @@ export class WorkbenchHost {
     return null;
   }
 
-  /** Refuses an `fs_write` that would take the workspace over its quota, before it writes. */
+  /**
+   * Refuses an `fs_write` that would take the workspace over its quota, before it
+   * writes. An upload's part is checked for the size the file reaches with it.
+   */
   private checkWriteQuota(held: HeldCopy, args: ActionArgs<'fs_write'>): void {
     const quota = this.deps.quota;
     if (!quota) return;
-    const size = Buffer.byteLength(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
+    const bytes = Buffer.byteLength(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
+    const size = bytes + (args.upload?.offset ?? 0);
     const path = posix.normalize(args.path).replace(/^(\.\/)+/, '');
-    const usage = usageAfterWrite(held.base.files, path, size, args.append);
+    const usage = usageAfterWrite(held.base.files, path, size, args.append && !args.upload);
     const over = overQuota(usage, quota);
     if (over)
       throw quotaError(held.runId, over, usage, quota, `writing ${size} bytes to "${path}"`);
@@ -382,11 +388,22 @@ export class WorkbenchHost {
         return call(false, (held) => fsRead(files(held), envelope.args));
       case 'fs_list':
         return call(false, (held) => fsList(files(held), envelope.args));
-      case 'fs_write':
+      case 'fs_write': {
+        const { args } = envelope;
+        const upload = args.upload;
+        if (upload) {
+          // A part only stages bytes out of the workspace: the last one is synced.
+          const stage = uploadStageDir(this.deps.workbenchRoot, envelope.runId);
+          return call(upload.complete, (held) => {
+            this.checkWriteQuota(held, args);
+            return writeUploadPart(files(held), stage, { ...args, upload });
+          });
+        }
         return call(true, (held) => {
-          this.checkWriteQuota(held, envelope.args);
-          return fsWrite(files(held), envelope.args);
+          this.checkWriteQuota(held, args);
+          return fsWrite(files(held), args);
         });
+      }
       case 'fs_delete':
         return call(true, (held) => fsDelete(files(held), envelope.args));
       case 'fetch':

@@ -8,10 +8,11 @@ import {
   readdir,
   readlink,
   realpath,
+  rename,
   rmdir,
   unlink,
 } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { type ActionArgs, WorkbenchError } from '../../contract/index.js';
 import { type FileType, fileTypeOf, notARegularFile } from './file-type.js';
 import { checkHostPath, type PathLimit, truncateForReport } from './path-limits.js';
@@ -173,6 +174,56 @@ export async function openForWrite(
   const { handle } = await openConfined(ctx, target, flags, opts.mode ?? 0o644);
   if (ctx.owner) await handle.chown(ctx.owner.uid, ctx.owner.gid).catch(() => {});
   return { target, handle, sizeBefore: target.stat?.size ?? 0 };
+}
+
+/**
+ * Puts the file at `source` (a host path outside the workspace, on the same file
+ * system) at workspace path `path` in one rename, replacing a regular file or a link
+ * there (a link is replaced, never followed). Parents are created like `fs_write`'s;
+ * the rename goes through a descriptor of the parent directory checked to be inside
+ * the workspace, so a parent swapped for a link after the checks cannot carry the file
+ * out. Anything but a regular file, a link or nothing at `path` is refused by type.
+ */
+export async function placeFile(ctx: FileContext, path: string, source: string) {
+  const target = await resolveWorkspacePath(ctx.root, path, { followFinal: false });
+  if (target.stat !== null && !target.stat.isFile() && !target.stat.isSymbolicLink()) {
+    throw notARegularFile(target.rel, fileTypeOf(target.stat));
+  }
+  await makeParents(ctx, target.rel);
+  const parentRel = posix.dirname(target.rel);
+  const parentAbs = parentRel === '.' ? ctx.root : join(ctx.root, parentRel);
+  // The root is the node's own; every directory below it is opened without following a link.
+  const flags = constants.O_RDONLY | constants.O_DIRECTORY;
+  const parent = await open(parentAbs, parentRel === '.' ? flags : flags | OPEN_FLAGS).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ELOOP' || err.code === 'ENOTDIR' || err.code === 'ENOENT') {
+        throw notAFile(parentRel, 'not a directory inside the workspace');
+      }
+      throw err;
+    },
+  );
+  try {
+    const real = await readlink(`/proc/self/fd/${parent.fd}`).catch(() => null);
+    if (real === null || !isInsideRealRoot(await realpath(ctx.root), real)) {
+      throw new WorkbenchError(
+        'invalid_path',
+        `invalid_path: "${target.rel}" left the workspace while it was being written`,
+        { path: target.rel },
+      );
+    }
+    try {
+      await rename(source, `/proc/self/fd/${parent.fd}/${posix.basename(target.rel)}`);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') {
+        throw notARegularFile(target.rel, 'directory');
+      }
+      throw err;
+    }
+  } finally {
+    await parent.close();
+  }
+  return target.rel;
 }
 
 /** `fs_write`: creates parent directories, then writes, appends or replaces the file. */

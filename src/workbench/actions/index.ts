@@ -19,3 +19,11 @@ export { pathBytesFit, truncateForReport, utf8Bytes } from './path-limits.js';
 export { contentTypeFor, promoteArtifact } from './promote-artifact.js';
 export { removeEntriesOf, removeTree } from './remove-tree.js';
 export { isInsideRealRoot } from './safe-path.js';
+export {
+  partBytes,
+  sweepUploads,
+  UPLOAD_IDLE_MS,
+  type UploadPart,
+  uploadStageDir,
+  writeUploadPart,
+} from './upload.js';

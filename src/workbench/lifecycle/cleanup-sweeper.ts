@@ -12,6 +12,7 @@ import {
   releaseWorkspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { sweepUploads } from '../actions/index.js';
 import { deleteRunData, releaseReasonFor, removeWorkspaceDir } from './run-lifecycle.js';
 
 /** What one sweep needs. */
@@ -44,6 +45,8 @@ export interface SweepReport {
   directoriesFailed: number;
   /** Warm copies evicted for idleness. */
   warmEvicted: number;
+  /** Stages of uploads left idle (never completed), removed. */
+  uploadsRemoved: number;
 }
 
 async function releaseMissed(deps: SweeperDeps): Promise<number> {
@@ -101,7 +104,8 @@ async function removeUnclaimedDirs(
  * One pass of the periodic cleanup: releases live workspaces of runs that already
  * ended (a release that was interrupted), finishes the deletion of deleted or expired
  * runs, removes local directories no live row on this node claims, evicts idle
- * warm copies, and removes what killed sandbox runs left on this host. Each step is idempotent, so a crashed sweep is simply run again.
+ * warm copies, removes what killed sandbox runs left on this host and the stages of
+ * uploads left idle. Each step is idempotent, so a crashed sweep is simply run again.
  */
 export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepReport> {
   const released = await releaseMissed(deps);
@@ -114,12 +118,14 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
   const directoriesRemoved = dirs.removed;
   const warmEvicted = deps.evictIdle ? (await deps.evictIdle(now)).length : 0;
   const sandboxLeftovers = (await deps.sweepSandbox?.()) ?? 0;
+  const uploadsRemoved = await sweepUploads(deps.workbenchRoot, now.getTime());
   const report = {
     released,
     runsCleaned,
     directoriesRemoved,
     directoriesFailed: dirs.failed,
     warmEvicted,
+    uploadsRemoved,
   };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -138,6 +138,13 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   await mkdir(join(root, 'lost+found'), { recursive: true });
   // A warm copy the cache still tracks, though no live row here claims it.
   await mkdir(join(root, 'run-warm'), { recursive: true });
+  // Upload stages: one idle for two hours (a caller that never completed), one fresh.
+  const stages = join(root, '.uploads', 'run-live');
+  await mkdir(stages, { recursive: true });
+  await writeFile(join(stages, 'upload-old'), 'staged');
+  const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+  await utimes(join(stages, 'upload-old'), twoHoursAgo, twoHoursAgo);
+  await writeFile(join(stages, 'upload-new'), 'staged');
 
   let evictedAt: Date | null = null;
   const now = new Date();
@@ -162,14 +169,16 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     directoriesRemoved: 2,
     directoriesFailed: 0,
     warmEvicted: 1,
+    uploadsRemoved: 1,
   });
+  t.same(await readdir(stages), ['upload-new'], 'an idle stage goes, a fresh one stays');
   t.equal(await getLiveWorkspace(db, 'run-missed'), null);
   const events = await listAuditEvents(db, { runId: 'run-missed' });
   t.equal(events.at(-1)?.metadata.reason, 'run_failed');
   t.same((await objects.list(runObjectPrefix('run-expired'))).items, []);
   t.same(
     (await readdir(root)).sort(),
-    ['lost+found', 'run-keep', 'run-live', 'run-warm'],
+    ['.uploads', 'lost+found', 'run-keep', 'run-live', 'run-warm'],
     'claimed and warm-tracked directories, and names that are not run ids, stay',
   );
   t.equal(evictedAt, now);
@@ -183,5 +192,6 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     directoriesRemoved: 0,
     directoriesFailed: 0,
     warmEvicted: 0,
+    uploadsRemoved: 0,
   });
 });
