@@ -229,7 +229,7 @@ export const execArgsSchema = z.strictObject({
       error: 'each path at most once',
     })
     .describe(
-      'Workspace files to promote as artifacts when the command exits 0: [{path, name?, contentType?}]. The answer lists each one as an artifact or with the reason it is missing.',
+      "Workspace files (paths from the workspace root, not from cwd; each once) to promote as artifacts when the command exits 0: [{path, name?, contentType?}]. The answer's outputs give each one's artifact, or why it is missing; a missing one does not fail the command.",
     )
     .optional(),
 });
