@@ -1,4 +1,7 @@
-import t from 'tap';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
 import type { ExpectedOutputResult } from '../../src/contract/index.js';
 import type { ExecuteCommand } from '../../src/queue/index.js';
 import {
@@ -9,6 +12,7 @@ import {
   getCommand,
   listAuditEvents,
   type NewArtifact,
+  openDb,
 } from '../../src/store/index.js';
 import { emptyRun, makeQueue, newRun, setupDb, watchedDb } from './queue-support.js';
 
@@ -54,8 +58,8 @@ async function artifactRows(db: Db, runId: string) {
   );
 }
 
-t.test('a finish records the artifacts with the result, in its one statement', async (t) => {
-  const { db } = await setupDb(t);
+/** The finish with artifacts, on either driver. */
+async function finishRecordsArtifacts(t: Test, db: Db): Promise<void> {
   const run = await newRun(db);
   await enqueueCommand(db, { ...run, id: 'c1', request: { command: 'x' }, timeoutMs: 5000 });
   await enqueueCommand(db, { ...run, id: 'c2', request: { command: 'y' }, timeoutMs: 5000 });
@@ -105,6 +109,18 @@ t.test('a finish records the artifacts with the result, in its one statement', a
   });
   t.same(Object.keys(promotedEvent?.metadata ?? {}).sort(), ['artifactId', 'contentType', 'size']);
   t.same((await getCommand(db, 'c1'))?.outputs, outputs, 'read back by id');
+}
+
+t.test('a finish records the artifacts with the result, in its one statement', async (t) => {
+  await finishRecordsArtifacts(t, (await setupDb(t)).db);
+});
+
+t.test('the same on the embedded database', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'memql-outputs-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const db = await openDb({ kind: 'pglite', dataDir: join(dir, 'db') });
+  t.teardown(() => db.close());
+  await finishRecordsArtifacts(t, db);
 });
 
 t.test('the queue records promoted outputs only with a completed command', async (t) => {
