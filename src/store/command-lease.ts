@@ -182,8 +182,9 @@ export interface CommandOutcome {
 
 /**
  * Records a running command's outcome and writes its event (`completed`, `failed`,
- * `timed_out` or `cancelled`), in one statement, only if it is still running under
- * this lease owner: a late finisher never overwrites a recovered or cancelled command.
+ * `timed_out` or `cancelled`), and the artifacts of its promoted outputs with theirs,
+ * in one statement, only if it is still running under this lease owner: a late
+ * finisher never overwrites a recovered or cancelled command, nor adds artifacts to it.
  */
 export async function finishCommand(
   q: Queryable,
