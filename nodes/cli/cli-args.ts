@@ -24,7 +24,15 @@ export type CliCommand =
   | { kind: 'runs-get'; runId: string }
   | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
   | { kind: 'runs-delete'; runId: string }
-  | { kind: 'exec'; runId: string; command: string; timeoutMs?: number; cwd?: string }
+  | {
+      kind: 'exec';
+      runId: string;
+      command: string;
+      timeoutMs?: number;
+      cwd?: string;
+      /** Expected outputs: workspace files promoted when the command exits 0. */
+      outputs?: { path: string }[];
+    }
   | { kind: 'commands-get'; commandId: string }
   | { kind: 'commands-list'; runId: string; status?: string; limit?: number; before?: string }
   | { kind: 'fs-read'; runId: string; path: string; out?: string }
@@ -77,6 +85,7 @@ const OPTIONS = {
   'retention-ms': { type: 'string' },
   'timeout-ms': { type: 'string' },
   cwd: { type: 'string' },
+  output: { type: 'string', multiple: true },
   out: { type: 'string', short: 'o' },
   from: { type: 'string' },
   content: { type: 'string' },
@@ -96,7 +105,11 @@ const OPTIONS = {
 
 type OptionName = keyof typeof OPTIONS;
 type Values = {
-  [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean;
+  [K in OptionName]?: (typeof OPTIONS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof OPTIONS)[K]['type'] extends 'string'
+      ? string
+      : boolean;
 };
 
 const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'agent', 'task', 'help'];
@@ -109,7 +122,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'runs-get': [],
   'runs-end': [],
   'runs-delete': [],
-  exec: ['timeout-ms', 'cwd'],
+  exec: ['timeout-ms', 'cwd', 'output'],
   'commands-get': [],
   'commands-list': ['status', 'limit', 'before'],
   'fs-read': ['out'],
@@ -229,6 +242,7 @@ function parseCommand(
         command: execLine(afterDash),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(v.cwd === undefined ? {} : { cwd: v.cwd }),
+        ...(v.output === undefined ? {} : { outputs: v.output.map((path) => ({ path })) }),
       } as const;
     }
     case 'commands': {

@@ -27,6 +27,7 @@ import {
   formatCommands,
   formatError,
   formatListing,
+  formatOutputs,
   formatProgress,
   formatRun,
   formatRuns,
@@ -300,6 +301,7 @@ async function exec(
   if (!global.json && (payload.stdoutTruncated || payload.stderrTruncated)) {
     io.stderr.write('memql: output was over the size limit and is truncated\n');
   }
+  if (!global.json && payload.outputs) io.stderr.write(formatOutputs(payload.outputs));
   return execExitCode(payload);
 }
 

@@ -7,6 +7,7 @@ import type {
   ArtifactRecord,
   CommandPage,
   ExecPayload,
+  ExpectedOutputResult,
   FsListPayload,
   Run,
   RunPage,
@@ -27,11 +28,12 @@ runs
   memql runs delete <runId>
 
 commands
-  memql exec <runId> [--timeout-ms MS] [--cwd DIR] -- <command...>
+  memql exec <runId> [--timeout-ms MS] [--cwd DIR] [--output PATH]... -- <command...>
       streams the output live; exits with the command's exit code. One word after
       -- is a shell line ('cat a | wc -l'); several are a command and its
       arguments, passed exactly (grep "two words" notes.txt). Piped stdin is the
-      command's standard input
+      command's standard input. Each --output file is promoted as an artifact
+      when the command exits 0; what became of each is printed after it
   memql commands get <commandId>
   memql commands list <runId> [--status STATUS] [--limit N] [--before ID]
       newest first, without output; finds a command whose call was cut off
@@ -99,6 +101,17 @@ export function execExitCode(
     if (number !== undefined) return 128 + number;
   }
   return EXIT_DID_NOT_RUN;
+}
+
+/** What became of an exec's expected outputs, one line each (for stderr). */
+export function formatOutputs(outputs: readonly ExpectedOutputResult[]): string {
+  return outputs
+    .map((o) =>
+      'artifact' in o
+        ? `memql: output ${o.path}: artifact ${o.artifact.artifactId} (${o.artifact.size} bytes)\n`
+        : `memql: output ${o.path} not promoted: ${o.error.message}\n`,
+    )
+    .join('');
 }
 
 /** What to do about an error, by code; empty when the message says enough. */

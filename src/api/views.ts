@@ -29,12 +29,12 @@ export function runView(run: Run) {
   };
 }
 
-/** A command as a list reads it: everything but its output and its request. */
-export type CommandSummary = Omit<Command, 'stdout' | 'stderr' | 'request'>;
+/** A command as a list reads it: everything but its output, request and expected outputs. */
+export type CommandSummary = Omit<Command, 'stdout' | 'stderr' | 'request' | 'outputs'>;
 
 /**
  * A command in a list (`GET /v1/runs/:runId/commands`): how it ended, without the
- * output bodies, which only {@link commandView} carries.
+ * output bodies and expected outputs, which only {@link commandView} carries.
  */
 export function commandSummaryView(c: CommandSummary) {
   const {
@@ -43,7 +43,7 @@ export function commandSummaryView(c: CommandSummary) {
     stdoutEncoding: _stdoutEncoding,
     stderrEncoding: _stderrEncoding,
     ...outcome
-  } = commandAnswer({ ...c, stdout: null, stderr: null, request: {} });
+  } = commandAnswer({ ...c, stdout: null, stderr: null, request: {}, outputs: null });
   return {
     id: c.id,
     runId: c.runId,
@@ -61,7 +61,8 @@ export function commandSummaryView(c: CommandSummary) {
 
 /**
  * A command: the list's fields plus `stdout` and `stderr` (UTF-8 text, or base64 with
- * `stdoutEncoding`/`stderrEncoding` when not text).
+ * `stdoutEncoding`/`stderrEncoding` when not text), and `outputs` when it named
+ * expected outputs.
  */
 export function commandView(c: Command) {
   return { ...commandSummaryView(c), ...commandAnswer(c) };

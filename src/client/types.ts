@@ -12,6 +12,8 @@ import type {
   ActionArgsInput,
   CommandEnding,
   CommandStatus,
+  ExpectedOutputResult,
+  PromotedArtifact,
   RefusedPath,
   RunStatus,
   ToolActionName,
@@ -21,8 +23,11 @@ export {
   type CommandEnding,
   type CommandStatus,
   type ExecPayload,
+  type ExpectedOutputResult,
   type FilesRefused,
   isTerminalRunStatus,
+  type OutputError,
+  type PromotedArtifact,
   type RefusedPath,
   type RunStatus,
   TERMINAL_RUN_STATUSES,
@@ -80,17 +85,11 @@ export interface DeletedCounts {
   readonly artifacts: number;
 }
 
-/** The payload of a successful `promote_artifact` dispatch. */
-export interface PromotePayload {
-  readonly artifactId: string;
-  /** The name the user sees. */
-  readonly name: string;
-  readonly contentType: string;
-  /** Bytes. */
-  readonly size: number;
-  /** Hex SHA-256 of the bytes. */
-  readonly sha256: string;
-}
+/**
+ * The payload of a successful `promote_artifact` dispatch; also each promoted expected
+ * output of an `exec` (`ExecPayload.outputs[].artifact`).
+ */
+export type PromotePayload = PromotedArtifact;
 
 /** The payload of a successful `fs_read` dispatch. */
 export interface FsReadPayload {
@@ -164,6 +163,12 @@ export interface CommandRecord extends CommandSummaryRecord {
   readonly stderr: string;
   readonly stdoutEncoding?: 'base64';
   readonly stderrEncoding?: 'base64';
+  /**
+   * What became of the expected outputs the `exec` named, once it ended: per output,
+   * its artifact or why there is none (`command_failed` when the command did not
+   * succeed). Absent when it named none.
+   */
+  readonly outputs?: readonly ExpectedOutputResult[];
 }
 
 /** What `listCommands` may select. */

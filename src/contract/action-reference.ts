@@ -22,6 +22,10 @@ const PURPOSE: Record<ToolActionName, string> = {
 function typeOf(schema: JsonSchema): string {
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
   if (schema.type === 'object') return 'object of strings';
+  if (schema.type === 'array') {
+    const items = (schema.items ?? {}) as JsonSchema;
+    return items.type === 'object' ? 'array of objects' : `array of ${typeOf(items)}`;
+  }
   if (schema.type === 'integer') return 'integer';
   return String(schema.type ?? 'any');
 }
@@ -34,6 +38,7 @@ function limitsOf(schema: JsonSchema): string {
     out.push(`≤ ${schema.maximum}`);
   }
   if (typeof schema.maxLength === 'number') out.push(`at most ${schema.maxLength} chars`);
+  if (typeof schema.maxItems === 'number') out.push(`at most ${schema.maxItems} entries`);
   return out.join(', ');
 }
 

@@ -48,6 +48,8 @@ export const MAX_LIST_LIMIT = 10_000;
 export const DEFAULT_LIST_LIMIT = 1000;
 /** Longest artifact name, in characters (a common file name limit). */
 export const MAX_ARTIFACT_NAME_CHARS = 255;
+/** Most expected outputs one `exec` may name. */
+export const MAX_EXPECTED_OUTPUTS = 32;
 
 /**
  * Arg fields whose size is the caller's payload rather than a shape mistake: when one
@@ -167,6 +169,62 @@ export const fsDeleteArgsSchema = z.strictObject({
   recursive: z.boolean().default(false).describe('Delete a directory and everything in it.'),
 });
 
+/** The last segment of a workspace path, for default artifact names. */
+function baseName(path: string): string {
+  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+  return segments.at(-1) ?? 'artifact';
+}
+
+/**
+ * What a promotion may say besides its path, shared by `promote_artifact` and the
+ * expected outputs of `exec`, so the two promote under the same rules.
+ */
+const artifactFields = () => ({
+  /**
+   * Name the user sees; the file's base name when omitted (filled in at parse time,
+   * so every layer shows the same name). A plain name, never a path.
+   */
+  name: z
+    .string()
+    .min(1)
+    .max(MAX_ARTIFACT_NAME_CHARS)
+    .regex(/^(?!\.\.?$)[^/\\\0]+$/, { error: 'expected a file name without "/" or "\\"' })
+    .describe('Name shown to the user; defaults to the file name.')
+    .optional(),
+  /** MIME type such as `text/markdown`; guessed from the name when omitted. */
+  contentType: z
+    .string()
+    .max(255)
+    .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$/, {
+      error: 'expected a MIME type such as "text/markdown"',
+    })
+    .describe('MIME type, e.g. "text/markdown".')
+    .optional(),
+});
+
+/** Fills in the default artifact name: the base name of the path. */
+function withArtifactName<T extends { path: string; name?: string | undefined }>(
+  args: T,
+): T & { name: string } {
+  return { ...args, name: args.name ?? baseName(args.path) };
+}
+
+/**
+ * One expected output of `exec`: a workspace file the command is to leave, promoted as
+ * an artifact (as `promote_artifact` would) in the same step that records the
+ * command's result, when the command succeeds.
+ */
+export const expectedOutputSchema = z
+  .strictObject({
+    /** Workspace-relative file the command writes. */
+    path: workspacePath(),
+    ...artifactFields(),
+  })
+  .transform(withArtifactName);
+
+/** An expected output, its name filled in. */
+export type ExpectedOutput = z.output<typeof expectedOutputSchema>;
+
 /** `exec`: run a shell command in the sandbox, inside the workspace. */
 export const execArgsSchema = z.strictObject({
   /** The command line, run by `/bin/sh -c` after the allowlist check. */
@@ -197,6 +255,23 @@ export const execArgsSchema = z.strictObject({
   stdin: z.string().max(MAX_PAYLOAD_CHARS).describe('Standard input for the command.').optional(),
   /** Workspace-relative working directory; the workspace root when omitted. */
   cwd: workspacePath().optional(),
+  /**
+   * Files the command is expected to leave, promoted as artifacts when it succeeds
+   * (exit 0), in the step that records its result. Each one's fate is in the answer's
+   * `outputs`: the artifact, or why there is none. A missing one does not fail the
+   * command. Paths are workspace paths (not relative to `cwd`), at most one entry each.
+   */
+  outputs: z
+    .array(expectedOutputSchema)
+    .min(1)
+    .max(MAX_EXPECTED_OUTPUTS)
+    .refine((outputs) => new Set(outputs.map((o) => o.path)).size === outputs.length, {
+      error: 'each path at most once',
+    })
+    .describe(
+      "Workspace files (paths from the workspace root, not from cwd; each once) to promote as artifacts when the command exits 0: [{path, name?, contentType?}]. The answer's outputs give each one's artifact, or why it is missing; a missing one does not fail the command.",
+    )
+    .optional(),
 });
 
 /**
@@ -210,6 +285,7 @@ export const execRequestSchema = execArgsSchema.pick({
   cwd: true,
   env: true,
   stdin: true,
+  outputs: true,
 });
 
 /** The request of one queued `exec` command. */
@@ -222,6 +298,7 @@ export function execRequestOf(args: ActionArgs<'exec'>): ExecRequest {
     ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
     ...(args.env ? { env: args.env } : {}),
     ...(args.stdin !== undefined ? { stdin: args.stdin } : {}),
+    ...(args.outputs ? { outputs: args.outputs } : {}),
   };
 }
 
@@ -253,39 +330,14 @@ export const fetchArgsSchema = z.strictObject({
   timeoutMs: timeoutMs(),
 });
 
-/** The last segment of a workspace path, for default artifact names. */
-function baseName(path: string): string {
-  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
-  return segments.at(-1) ?? 'artifact';
-}
-
 /** `promote_artifact`: hand a workspace file to the end user as an artifact. */
 export const promoteArtifactArgsSchema = z
   .strictObject({
     /** Workspace-relative file to promote. */
     path: workspacePath(),
-    /**
-     * Name the user sees; the file's base name when omitted (filled in at parse time,
-     * so every layer shows the same name). A plain name, never a path.
-     */
-    name: z
-      .string()
-      .min(1)
-      .max(MAX_ARTIFACT_NAME_CHARS)
-      .regex(/^(?!\.\.?$)[^/\\\0]+$/, { error: 'expected a file name without "/" or "\\"' })
-      .describe('Name shown to the user; defaults to the file name.')
-      .optional(),
-    /** MIME type such as `text/markdown`; guessed from the name when omitted. */
-    contentType: z
-      .string()
-      .max(255)
-      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$/, {
-        error: 'expected a MIME type such as "text/markdown"',
-      })
-      .describe('MIME type, e.g. "text/markdown".')
-      .optional(),
+    ...artifactFields(),
   })
-  .transform((args) => ({ ...args, name: args.name ?? baseName(args.path) }));
+  .transform(withArtifactName);
 
 /**
  * `build`: the deploy pipeline's package build. System-only: refused for any

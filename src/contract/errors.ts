@@ -118,6 +118,11 @@ export const ERROR_CODES = {
       'The write or command would take the workspace over its byte or file quota; nothing of it was kept (a command is stopped). Delete files, or write less.',
     category: 'caller',
   },
+  command_failed: {
+    meaning:
+      "An expected output of exec was not promoted because its command did not succeed (a non-zero exit, a timeout, a cancel or a failure); the command's own status says how it ended.",
+    category: 'caller',
+  },
   command_lost: {
     meaning:
       'The node running the command stopped answering before its outcome was recorded; whether it finished is unknown, and any file changes it committed are kept. Its callId stays bound to it: run it again with a new callId.',

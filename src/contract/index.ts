@@ -20,7 +20,8 @@
  *   The workspace row records that replica; the agent prefers it while it is healthy
  *   and picks a substitute, which takes the workspace over, only when it is not.
  * - **Promotion**: handing a workspace file to the end user as an artifact
- *   (`promote_artifact`). End users only ever receive promoted artifacts, never the
+ *   (`promote_artifact`, or an expected output an `exec` names, promoted when its
+ *   command succeeds). End users only ever receive promoted artifacts, never the
  *   workspace itself.
  * - **Authority**: on whose behalf a call runs: `user` for tool-loop calls, `system`
  *   for the platform's own pipelines. Only a system authority may call `build`, and

@@ -74,6 +74,42 @@ export interface FilesRefused {
   readonly entries: readonly RefusedPath[];
 }
 
+/** A promoted artifact as a promotion answers it (`promote_artifact`, `exec` outputs). */
+export interface PromotedArtifact {
+  readonly artifactId: string;
+  /** The name the user sees. */
+  readonly name: string;
+  readonly contentType: string;
+  /** Bytes. */
+  readonly size: number;
+  /** Hex SHA-256 of the bytes. */
+  readonly sha256: string;
+  /** The workspace path the bytes came from. */
+  readonly path: string;
+  readonly runId: string;
+}
+
+/**
+ * Why an expected output of `exec` was not promoted: `path_not_found` (the command did
+ * not leave it), `invalid_path` (not a regular file, or a link out of the workspace),
+ * `payload_too_large` (over the artifact size limit), `command_failed` (the command did
+ * not succeed, so nothing was promoted), `unavailable` (the object store failed).
+ */
+export interface OutputError {
+  /** A code of the contract's error list. */
+  readonly code: string;
+  /** What happened and what to do, for people and models. */
+  readonly message: string;
+}
+
+/**
+ * What became of one expected output of `exec`: promoted (`artifact`), or not, and
+ * why (`error`). `path` is the path as the call named it.
+ */
+export type ExpectedOutputResult =
+  | { readonly path: string; readonly artifact: PromotedArtifact }
+  | { readonly path: string; readonly error: OutputError };
+
 /** How a command ended, as callers read it: the `exec` answer and the command list. */
 export interface CommandEnding {
   readonly status: CommandStatus;
@@ -111,6 +147,12 @@ export interface ExecPayload extends CommandEnding {
    * until removed, and every sync that finds them reports them again.
    */
   readonly filesRefused?: FilesRefused;
+  /**
+   * Present when the call named expected outputs (and the command has ended): one
+   * entry per output, in the call's order. A missing output does not change the
+   * command's status; a command that did not succeed promotes none of them.
+   */
+  readonly outputs?: readonly ExpectedOutputResult[];
 }
 
 /** Which stream a piece of command output came from. */

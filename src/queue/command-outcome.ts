@@ -15,6 +15,10 @@
  * - ran, but its file changes could not be kept: `failed` with the sync's code and
  *   category `files_not_saved`, with its real exit and output.
  *
+ * Expected outputs the executor promoted go with a `completed` outcome only (their
+ * artifact rows are then recorded by the same statement); with any other, nothing is
+ * promoted, and the answer says so from the request.
+ *
  * @module
  */
 
@@ -98,7 +102,12 @@ export function decideOutcome(
     return { ...out, status: 'timed_out', errorCategory: 'command_timeout' };
   }
   const stopped = result === null || result.cancelled;
-  if (!stopped) return { ...out, status: 'completed' };
+  if (!stopped) {
+    const promoted = result.outputs
+      ? { outputs: result.outputs.results, artifacts: result.outputs.artifacts }
+      : {};
+    return { ...out, status: 'completed', ...promoted };
+  }
   switch (abortReason) {
     case 'cancel':
       return { ...out, status: 'cancelled', ...CANCELLED };

@@ -37,11 +37,11 @@ function toArtifact(r: Record<string, unknown>): Artifact {
   };
 }
 
+/** An artifact to record: its bytes are already stored under `objectKey`. */
+export type NewArtifact = Omit<Artifact, 'createdAt' | 'deletedAt'>;
+
 /** Records an artifact whose bytes are already stored. */
-export async function insertArtifact(
-  q: Queryable,
-  a: Omit<Artifact, 'createdAt' | 'deletedAt'>,
-): Promise<Artifact> {
+export async function insertArtifact(q: Queryable, a: NewArtifact): Promise<Artifact> {
   const rows = await q.query(
     `insert into artifact (id, run_id, owner_user_id, name, content_type, size, hash,
        object_key, source_path)
@@ -98,4 +98,64 @@ export async function markRunArtifactsDeleted(q: Queryable, runId: string): Prom
     [runId],
   );
   return rows.map(toArtifact);
+}
+
+/** {@link NewArtifact}s as the JSON array parameter {@link artifactsInsert} reads. */
+export function artifactsParam(artifacts: readonly NewArtifact[]): string {
+  return JSON.stringify(
+    artifacts.map((a) => ({
+      id: a.id,
+      run_id: a.runId,
+      owner_user_id: a.ownerUserId,
+      name: a.name,
+      content_type: a.contentType,
+      size: a.size,
+      hash: a.hash,
+      object_key: a.objectKey,
+      source_path: a.sourcePath,
+    })),
+  );
+}
+
+/**
+ * The CTEs (`new_artifacts`, `artifact_events`) that record artifacts from the JSON
+ * array parameter `$rows` ({@link artifactsParam}), each with its `artifact.promoted`
+ * audit event, inside a larger statement: one step with whatever else it records.
+ * With `guard`, the name of a CTE, nothing is recorded unless that CTE has a row (the
+ * command finish the outputs belong to). The event carries ids, size and type only:
+ * names and paths are the user's data, not the operator's.
+ */
+export function artifactsInsert(p: { rows: number; commandId?: number; guard?: string }): string {
+  return `new_artifacts as (
+       insert into artifact (id, run_id, owner_user_id, name, content_type, size, hash,
+         object_key, source_path)
+       select e.v->>'id', e.v->>'run_id', e.v->>'owner_user_id', e.v->>'name',
+         e.v->>'content_type', (e.v->>'size')::bigint, e.v->>'hash', e.v->>'object_key',
+         e.v->>'source_path'
+       from jsonb_array_elements($${p.rows}::text::jsonb) with ordinality as e(v, n)
+       ${p.guard ? `where exists (select 1 from ${p.guard})` : ''}
+       order by e.n
+       returning id, run_id, owner_user_id, size, content_type
+     ), artifact_events as (
+       insert into audit_event (event_type, run_id, command_id, owner_user_id, metadata)
+       select 'artifact.promoted', run_id, ${p.commandId ? `$${p.commandId}::text` : 'null'},
+         owner_user_id,
+         jsonb_build_object('artifactId', id, 'size', size, 'contentType', content_type)
+       from new_artifacts
+     )`;
+}
+
+/**
+ * Records artifacts whose bytes are stored, with their `artifact.promoted` events, in
+ * one statement. Returns how many were recorded.
+ */
+export async function recordArtifacts(
+  q: Queryable,
+  artifacts: readonly NewArtifact[],
+): Promise<number> {
+  const rows = await q.query(
+    `with ${artifactsInsert({ rows: 1 })} select count(*)::int as n from new_artifacts`,
+    [artifactsParam(artifacts)],
+  );
+  return Number(rows[0]?.n ?? 0);
 }

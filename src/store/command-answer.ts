@@ -1,6 +1,40 @@
 import { isUtf8 } from 'node:buffer';
-import type { ExecPayload } from '../contract/index.js';
+import {
+  type ExecPayload,
+  type ExpectedOutputResult,
+  parseExecRequest,
+} from '../contract/index.js';
 import type { Command } from './commands.js';
+
+/** Why a command that did not succeed promoted nothing, in words. */
+function howItEnded(command: Command): string {
+  switch (command.status) {
+    case 'completed':
+      return command.exitCode === null
+        ? `was ended by ${command.signal ?? 'a signal'}`
+        : `exited with code ${command.exitCode}`;
+    case 'timed_out':
+      return 'timed out';
+    case 'cancelled':
+      return 'was cancelled';
+    default:
+      return `failed (${command.errorCode ?? 'no code'})`;
+  }
+}
+
+/**
+ * What became of a command's expected outputs: as its finish recorded them (it
+ * succeeded), else, once it has ended, each one `command_failed` (nothing of a command
+ * that did not succeed is promoted). Undefined when it named none, or has not ended.
+ */
+export function expectedOutputs(command: Command): ExpectedOutputResult[] | undefined {
+  if (command.outputs) return command.outputs;
+  if (command.status === 'queued' || command.status === 'running') return undefined;
+  const named = parseExecRequest(command.request)?.outputs;
+  if (!named) return undefined;
+  const message = `command_failed: not promoted: command ${command.id} ${howItEnded(command)}, and only a command that exits 0 promotes its outputs; fix it and run it again, or promote the file with promote_artifact`;
+  return named.map((o) => ({ path: o.path, error: { code: 'command_failed', message } }));
+}
 
 /**
  * Output bytes as callers see them: UTF-8 text when they are text, else base64 with
@@ -31,6 +65,7 @@ export function outputText(
 export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> {
   const stdout = outputText(command.stdout ?? Buffer.alloc(0), command.stdoutTruncated);
   const stderr = outputText(command.stderr ?? Buffer.alloc(0), command.stderrTruncated);
+  const outputs = expectedOutputs(command);
   return {
     status: command.status,
     exitCode: command.exitCode,
@@ -46,5 +81,6 @@ export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> 
     stderrTruncated: command.stderrTruncated,
     durationMs: command.execDurationMs,
     ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
+    ...(outputs ? { outputs } : {}),
   };
 }

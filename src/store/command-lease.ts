@@ -8,6 +8,8 @@
  * @module
  */
 
+import type { ExpectedOutputResult } from '../contract/index.js';
+import { artifactsInsert, artifactsParam, type NewArtifact } from './artifacts.js';
 import { commandEventsInsert } from './command-events.js';
 import {
   COLUMNS,
@@ -167,12 +169,22 @@ export interface CommandOutcome {
   oomKilled?: boolean;
   execDurationMs?: number | null;
   filesRefused?: FilesRefused | null;
+  /** What became of the expected outputs (a command that succeeded and named some). */
+  outputs?: readonly ExpectedOutputResult[] | null;
+  /**
+   * Artifacts of the outputs that were promoted, their bytes already stored: recorded
+   * (each with its `artifact.promoted` event) by the statement that records the
+   * outcome, and only if it does, so an artifact exists exactly when its command's
+   * result does.
+   */
+  artifacts?: readonly NewArtifact[];
 }
 
 /**
  * Records a running command's outcome and writes its event (`completed`, `failed`,
- * `timed_out` or `cancelled`), in one statement, only if it is still running under
- * this lease owner: a late finisher never overwrites a recovered or cancelled command.
+ * `timed_out` or `cancelled`), and the artifacts of its promoted outputs with theirs,
+ * in one statement, only if it is still running under this lease owner: a late
+ * finisher never overwrites a recovered or cancelled command, nor adds artifacts to it.
  */
 export async function finishCommand(
   q: Queryable,
@@ -206,46 +218,56 @@ export async function finishAndClaim(
   next?: ClaimWithFinish,
 ): Promise<{ row: Command | null; claimed: Command[] }> {
   const claim = next !== undefined && next.limit > 0;
+  const artifacts = outcome.artifacts ?? [];
+  const params: unknown[] = [
+    id,
+    leaseOwner,
+    outcome.status,
+    outcome.exitCode ?? null,
+    outcome.errorCode ?? null,
+    outcome.errorCategory ?? null,
+    outcome.stdout ? Buffer.from(outcome.stdout) : null,
+    outcome.stderr ? Buffer.from(outcome.stderr) : null,
+    outcome.stdoutTruncated ?? false,
+    outcome.stderrTruncated ?? false,
+    outcome.signal ?? null,
+    outcome.oomKilled ?? false,
+    outcome.execDurationMs === null || outcome.execDurationMs === undefined
+      ? null
+      : Math.round(outcome.execDurationMs),
+    outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
+    outcome.outputs ? JSON.stringify(outcome.outputs) : null,
+  ];
+  const param = (value: unknown) => params.push(value);
+  const promoted =
+    artifacts.length > 0
+      ? `, ${artifactsInsert({ rows: param(artifactsParam(artifacts)), commandId: 1, guard: 'finished' })}`
+      : '';
+  const claiming = claim
+    ? `, ${claimCtes({
+        owner: 2,
+        lease: param(next.leaseMs),
+        node: param(next.affinity?.nodeId ?? null),
+        liveness: param(next.affinity?.livenessMs ?? 0),
+        limit: param(next.limit),
+      })},
+     moved as (select * from finished union all select * from claimed),
+     events as (${commandEventsInsert('moved')})
+     select 'finished' as moved_as, ${COLUMNS} from finished
+     union all select 'claimed', ${COLUMNS} from claimed`
+    : `, events as (${commandEventsInsert('finished')})
+     select 'finished' as moved_as, ${COLUMNS} from finished`;
   const rows = await q.query(
     `with finished as (
        update workspace_command set status = $3, exit_code = $4, error_code = $5,
          error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
          stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
-         files_refused = $14::text::jsonb, finished_at = now(), lease_owner = null,
-         lease_expires_at = null
+         files_refused = $14::text::jsonb, outputs = $15::text::jsonb, finished_at = now(),
+         lease_owner = null, lease_expires_at = null
        where id = $1 and status = 'running' and lease_owner = $2
        returning ${COLUMNS}
-     )${
-       claim
-         ? `, ${claimCtes({ owner: 2, lease: 15, node: 16, liveness: 17, limit: 18 })},
-     moved as (select * from finished union all select * from claimed),
-     events as (${commandEventsInsert('moved')})
-     select 'finished' as moved_as, ${COLUMNS} from finished
-     union all select 'claimed', ${COLUMNS} from claimed`
-         : `, events as (${commandEventsInsert('finished')})
-     select 'finished' as moved_as, ${COLUMNS} from finished`
-     }`,
-    [
-      id,
-      leaseOwner,
-      outcome.status,
-      outcome.exitCode ?? null,
-      outcome.errorCode ?? null,
-      outcome.errorCategory ?? null,
-      outcome.stdout ? Buffer.from(outcome.stdout) : null,
-      outcome.stderr ? Buffer.from(outcome.stderr) : null,
-      outcome.stdoutTruncated ?? false,
-      outcome.stderrTruncated ?? false,
-      outcome.signal ?? null,
-      outcome.oomKilled ?? false,
-      outcome.execDurationMs === null || outcome.execDurationMs === undefined
-        ? null
-        : Math.round(outcome.execDurationMs),
-      outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
-      ...(claim
-        ? [next.leaseMs, next.affinity?.nodeId ?? null, next.affinity?.livenessMs ?? 0, next.limit]
-        : []),
-    ],
+     )${promoted}${claiming}`,
+    params,
   );
   const finished = rows.find((r) => r.moved_as === 'finished');
   const claimed = rows

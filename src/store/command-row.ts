@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CommandStatus, FilesRefused } from '../contract/index.js';
+import type { CommandStatus, ExpectedOutputResult, FilesRefused } from '../contract/index.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
 
 export type { CommandStatus, FilesRefused };
@@ -49,6 +49,11 @@ export interface Command {
    * (read rows always carry it).
    */
   filesRefused?: FilesRefused | null;
+  /**
+   * What became of the expected outputs, as the finish recorded them when the command
+   * succeeded; null otherwise (absent on rows read without it, such as list items).
+   */
+  outputs?: ExpectedOutputResult[] | null;
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -58,17 +63,17 @@ export interface Command {
 export const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
   error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
-  oom_killed, exec_duration_ms, files_refused, queued_at, started_at, finished_at`;
+  oom_killed, exec_duration_ms, files_refused, outputs, queued_at, started_at, finished_at`;
 
 /** {@link COLUMNS} qualified by a table alias (`c.id, c.run_id, ...`). */
 export function columnsOf(alias: string): string {
   return COLUMNS.replace(/(\w+)/g, `${alias}.$1`);
 }
 
-function filesRefusedOrNull(v: unknown): FilesRefused | null {
+function jsonOrNull<T>(v: unknown): T | null {
   if (v === null || v === undefined) return null;
   // Drivers hand jsonb back parsed; a text value is parsed here.
-  return (typeof v === 'string' ? JSON.parse(v) : v) as FilesRefused;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
 }
 
 /** Decodes a row of {@link COLUMNS}. */
@@ -100,7 +105,8 @@ export function toCommand(r: Record<string, unknown>): Command {
       r.exec_duration_ms === null || r.exec_duration_ms === undefined
         ? null
         : Number(r.exec_duration_ms),
-    filesRefused: filesRefusedOrNull(r.files_refused),
+    filesRefused: jsonOrNull<FilesRefused>(r.files_refused),
+    ...('outputs' in r ? { outputs: jsonOrNull<ExpectedOutputResult[]>(r.outputs) } : {}),
     queuedAt: date(r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),

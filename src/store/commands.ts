@@ -210,15 +210,15 @@ export async function deleteRunCommands(q: Queryable, runId: string): Promise<nu
  * queued in the same instant still have one order and a page boundary never skips or
  * repeats one. At most `limit`, of one `status` when given, and only those after
  * `before` in that order (`before` is a command id of this run; any other id lists
- * nothing). Output and request are not read: a list never carries them, and
+ * nothing). Output, request and expected outputs are not read: a list never carries them, and
  * {@link getCommand} reads one command whole.
  */
 export async function listRunCommands(
   q: Queryable,
   runId: string,
   options: { status?: CommandStatus; limit: number; before?: string },
-): Promise<Omit<Command, 'stdout' | 'stderr' | 'request'>[]> {
-  const unread = ['stdout', 'stderr', 'request'];
+): Promise<Omit<Command, 'stdout' | 'stderr' | 'request' | 'outputs'>[]> {
+  const unread = ['stdout', 'stderr', 'request', 'outputs'];
   const columns = COLUMNS.split(',')
     .map((c) => c.trim())
     .filter((c) => !unread.includes(c))

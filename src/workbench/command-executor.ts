@@ -8,16 +8,24 @@
  * through outages of the database or the object store for as long as the worker
  * keeps the command, and a sync that cannot succeed (the run ended meanwhile, say)
  * is reported beside the command's real exit and output, never as "could not run".
+ * A command that succeeded then has its expected outputs stored as artifacts, whose
+ * rows the queue records with its outcome.
  *
  * @module
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { isErrorCode, parseExecRequest, WorkbenchError } from '../contract/index.js';
+import type { ObjectStore } from '../objects/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
 import type { Command, Run } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import { type ExecDeps, runInSandbox } from './actions/index.js';
+import {
+  type ExecDeps,
+  type FileContext,
+  runInSandbox,
+  storeExpectedOutputs,
+} from './actions/index.js';
 import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';
 import type { SyncResult, WorkspaceQuota } from './sync/index.js';
@@ -33,7 +41,16 @@ export interface CommandExecutorDeps {
   resolveRun: (runId: string) => Promise<Run>;
   /** What one workspace may hold; a command that fills it past this is stopped. */
   quota?: WorkspaceQuota;
+  /** Where the bytes of expected outputs go. */
+  objects: ObjectStore;
+  /** How the node's file actions open files (the workspace root is the held copy's). */
+  files: Omit<FileContext, 'root'>;
   log: Logger;
+}
+
+/** Whether a command succeeded, so its expected outputs are promoted: exit 0, on its own. */
+function succeeded(result: ExecutionResult): boolean {
+  return result.exitCode === 0 && !result.timedOut && !result.cancelled;
 }
 
 function notSaved(err: unknown): FilesNotSaved {
@@ -142,7 +159,15 @@ export async function executeCommand(
       if ('notSaved' in kept) return { ...result, filesNotSaved: kept.notSaved };
       // Entries the sync could not keep (too deep to reach) are told with the answer.
       const refused = kept.synced.refused;
-      return refused.total > 0 ? { ...result, filesRefused: refused } : result;
+      const ended = refused.total > 0 ? { ...result, filesRefused: refused } : result;
+      if (!request.outputs || !succeeded(result)) return ended;
+      const outputs = await storeExpectedOutputs(
+        deps,
+        { ...deps.files, root: held.dir },
+        command,
+        request.outputs,
+      );
+      return { ...ended, outputs };
     },
   );
 }

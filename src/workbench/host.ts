@@ -218,6 +218,11 @@ export class WorkbenchHost {
             access: this.access,
             exec: deps.exec,
             resolveRun: async (runId) => (await this.access.look(runId)).run,
+            objects: deps.objects,
+            files: {
+              ...deps.files,
+              ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
+            },
             log: deps.log,
             ...(deps.quota ? { quota: deps.quota } : {}),
           },

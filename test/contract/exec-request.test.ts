@@ -31,3 +31,43 @@ t.test('a row that holds no exec request is refused, not cast', async (t) => {
     t.equal(parseExecRequest(bad), null, JSON.stringify(bad));
   }
 });
+
+t.test('expected outputs ride in the request, their names filled in', async (t) => {
+  const parsed = parseEnvelope({
+    runId: 'run-1',
+    agentId: 'a',
+    taskId: 't',
+    action: 'exec',
+    args: {
+      command: 'make',
+      outputs: [
+        { path: 'out/report.pdf' },
+        { path: 'x', name: 'y.md', contentType: 'text/markdown' },
+      ],
+    },
+  });
+  if (!parsed.ok || parsed.envelope.action !== 'exec') throw new Error('exec did not parse');
+  const request = execRequestOf(parsed.envelope.args);
+  t.strictSame(request.outputs, [
+    { path: 'out/report.pdf', name: 'report.pdf' },
+    { path: 'x', name: 'y.md', contentType: 'text/markdown' },
+  ]);
+  t.strictSame(parseExecRequest(JSON.parse(JSON.stringify(request))), request);
+  for (const outputs of [
+    [],
+    [{ path: '' }],
+    [{ path: 'a' }, { path: 'a' }],
+    [{ path: 'a', name: '..' }],
+    [{ path: 'a', extra: 1 }],
+    Array.from({ length: 33 }, (_, i) => ({ path: `f${i}` })),
+  ]) {
+    const bad = parseEnvelope({
+      runId: 'run-1',
+      agentId: 'a',
+      taskId: 't',
+      action: 'exec',
+      args: { command: 'make', outputs },
+    });
+    t.equal(bad.ok, false, JSON.stringify(outputs).slice(0, 60));
+  }
+});

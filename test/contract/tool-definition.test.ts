@@ -28,7 +28,14 @@ const FULL: Record<ToolActionName, Record<string, unknown>> = {
   fs_read: { path: 'a', encoding: 'base64', offset: 1, length: 2 },
   fs_list: { path: 'src', recursive: true, limit: 5 },
   fs_delete: { path: 'a', recursive: true },
-  exec: { command: 'ls', timeoutMs: 1000, env: { A: 'b' }, stdin: 'x', cwd: 'src' },
+  exec: {
+    command: 'ls',
+    timeoutMs: 1000,
+    env: { A: 'b' },
+    stdin: 'x',
+    cwd: 'src',
+    outputs: [{ path: 'out/r.md', name: 'r.md', contentType: 'text/markdown' }],
+  },
   fetch: { url: 'https://e.com', path: 'a', maxBytes: 10, timeoutMs: 1000 },
   promote_artifact: { path: 'a/b.md', name: 'b.md', contentType: 'text/markdown' },
 };

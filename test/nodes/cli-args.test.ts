@@ -15,6 +15,7 @@ import {
   formatCommands,
   formatError,
   formatListing,
+  formatOutputs,
   formatProgress,
   formatRuns,
   table,
@@ -58,6 +59,15 @@ t.test('every subcommand parses into its command', async (t) => {
     [
       ['exec', '--timeout-ms', '500', 'r1', '--cwd', 'src', '--', 'exit', '3'],
       { kind: 'exec', runId: 'r1', command: 'exit 3', timeoutMs: 500, cwd: 'src' },
+    ],
+    [
+      ['exec', 'r1', '--output', 'out/a.pdf', '--output', 'b.txt', '--', 'make'],
+      {
+        kind: 'exec',
+        runId: 'r1',
+        command: 'make',
+        outputs: [{ path: 'out/a.pdf' }, { path: 'b.txt' }],
+      },
     ],
     [['commands', 'get', 'c1'], { kind: 'commands-get', commandId: 'c1' }],
     [['runs', 'ls'], { kind: 'runs-list' }],
@@ -352,4 +362,27 @@ t.test('the README lists every command of the usage text', async (t) => {
     .map((l) => l.trim().split(/\s{2,}/)[0]!);
   t.ok(forms.length >= 14);
   for (const form of forms) t.ok(readme.includes(form), form);
+});
+
+t.test('what became of each expected output, one line each', async (t) => {
+  const text = formatOutputs([
+    {
+      path: 'out/a.pdf',
+      artifact: {
+        artifactId: 'art_1',
+        name: 'a.pdf',
+        contentType: 'application/pdf',
+        size: 12,
+        sha256: 'ab',
+        path: 'out/a.pdf',
+        runId: 'r1',
+      },
+    },
+    { path: 'b.txt', error: { code: 'path_not_found', message: 'path_not_found: "b.txt" ...' } },
+  ]);
+  t.equal(
+    text,
+    'memql: output out/a.pdf: artifact art_1 (12 bytes)\n' +
+      'memql: output b.txt not promoted: path_not_found: "b.txt" ...\n',
+  );
 });

@@ -149,3 +149,41 @@ t.test('output is capped again as a backstop and flagged truncated', async (t) =
   t.equal(got!.stderrTruncated, false);
   t.equal(got!.execDurationMs, 12);
 });
+
+t.test('promoted outputs are recorded with a completed command only', async (t) => {
+  const artifact = {
+    id: 'art_1',
+    runId: 'r',
+    ownerUserId: 'u',
+    name: 'a.txt',
+    contentType: 'text/plain',
+    size: 1,
+    hash: 'h',
+    objectKey: 'artifacts/art_1',
+    sourcePath: 'a.txt',
+  };
+  const outputs = {
+    results: [{ path: 'a.txt', error: { code: 'path_not_found', message: 'm' } }],
+    artifacts: [artifact],
+  };
+  t.match(decideOutcome(result({ outputs }), null, 1024), {
+    status: 'completed',
+    outputs: outputs.results,
+    artifacts: [artifact],
+  });
+  for (const [name, end, reason] of [
+    ['cancelled', result({ outputs, cancelled: true }), 'cancel'],
+    ['timed out', result({ outputs, timedOut: true }), null],
+    [
+      'files not saved',
+      result({ outputs, filesNotSaved: { errorCode: 'unavailable', reason: 'x' } }),
+      null,
+    ],
+    ['shutdown', result({ outputs, cancelled: true }), 'shutdown'],
+  ] as const) {
+    const outcome = decideOutcome(end, reason, 1024);
+    t.not(outcome?.status, 'completed', name);
+    t.notOk(outcome && 'artifacts' in outcome, `${name}: no artifacts`);
+    t.notOk(outcome && 'outputs' in outcome, `${name}: no outputs`);
+  }
+});

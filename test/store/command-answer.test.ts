@@ -1,5 +1,6 @@
 import t from 'tap';
-import { outputText } from '../../src/store/command-answer.js';
+import { commandAnswer, expectedOutputs, outputText } from '../../src/store/command-answer.js';
+import type { Command } from '../../src/store/index.js';
 
 t.test('output is text when it is UTF-8, else base64', async (t) => {
   t.same(outputText(Buffer.from('héllo\n'), false), { text: 'héllo\n' });
@@ -21,4 +22,64 @@ t.test('output is text when it is UTF-8, else base64', async (t) => {
     { text: early.toString('base64'), encoding: 'base64' },
     'a bad byte before the cut is binary',
   );
+});
+
+t.test('expected outputs: as recorded, else command_failed once the command ended', async (t) => {
+  const base: Command = {
+    id: 'c1',
+    runId: 'r',
+    workspaceId: null,
+    ownerUserId: 'u',
+    conversationId: null,
+    callId: null,
+    status: 'completed',
+    request: {
+      command: 'x',
+      outputs: [
+        { path: 'a.txt', name: 'a.txt' },
+        { path: 'b', name: 'b' },
+      ],
+    },
+    timeoutMs: 1000,
+    attempts: 1,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    cancelRequested: false,
+    exitCode: 2,
+    errorCode: null,
+    errorCategory: null,
+    stdout: null,
+    stderr: null,
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    signal: null,
+    oomKilled: false,
+    execDurationMs: 5,
+    outputs: null,
+    queuedAt: new Date(),
+    startedAt: new Date(),
+    finishedAt: new Date(),
+  };
+  t.match(expectedOutputs(base), [
+    { path: 'a.txt', error: { code: 'command_failed', message: /exited with code 2/ } },
+    { path: 'b', error: { code: 'command_failed' } },
+  ]);
+  t.match(expectedOutputs({ ...base, status: 'timed_out', exitCode: null }), [
+    { error: { message: /timed out/ } },
+    {},
+  ]);
+  t.match(expectedOutputs({ ...base, status: 'cancelled' }), [
+    { error: { message: /cancelled/ } },
+    {},
+  ]);
+  t.match(expectedOutputs({ ...base, status: 'failed', errorCode: 'command_lost' }), [
+    { error: { message: /failed \(command_lost\)/ } },
+    {},
+  ]);
+  t.equal(expectedOutputs({ ...base, status: 'running' }), undefined, 'not before it ends');
+  t.equal(expectedOutputs({ ...base, request: { command: 'x' } }), undefined, 'none named');
+  const recorded = [{ path: 'a.txt', error: { code: 'path_not_found', message: 'm' } }];
+  t.same(expectedOutputs({ ...base, exitCode: 0, outputs: recorded }), recorded, 'as recorded');
+  t.same(commandAnswer({ ...base, exitCode: 0, outputs: recorded }).outputs, recorded);
+  t.notOk('outputs' in commandAnswer({ ...base, request: { command: 'x' } }));
 });

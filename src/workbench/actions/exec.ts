@@ -44,7 +44,8 @@ export function requireRunner(selection: RunnerSelection): Runner {
 /**
  * Everything refused before a command is queued: the allowlist on a real parse of
  * the whole command, environment names that change what runs, the timeout bound, a
- * cwd that is no workspace path, and a node without a sandbox. Returns what to queue.
+ * cwd or an expected output that is no workspace path, and a node without a sandbox.
+ * Returns what to queue.
  */
 export function prepareExec(
   deps: ExecDeps,
@@ -75,6 +76,9 @@ export function prepareExec(
     );
   }
   if (args.cwd !== undefined && args.cwd !== '.') splitWorkspacePath(args.cwd);
+  // An output path that can never be a workspace file is the call's mistake, refused
+  // before anything runs; what the command leaves there is checked once it has run.
+  for (const output of args.outputs ?? []) splitWorkspacePath(output.path);
   requireRunner(deps.runner);
   return { request: execRequestOf(args), timeoutMs };
 }
@@ -114,8 +118,10 @@ export async function runInSandbox(
 ): Promise<RunResult> {
   const runner = requireRunner(deps.runner);
   const cwd = await resolveCwd(workspaceDir, request.cwd);
+  // Expected outputs are the executor's business after the run, not the runner's.
+  const { outputs: _outputs, ...what } = request;
   return runner.run({
-    ...request,
+    ...what,
     workspaceDir,
     cwd,
     timeoutMs,

@@ -1,6 +1,7 @@
 /**
  * The workbench's actions on a run's workspace: the file actions (`fs_*`), `exec`'s
- * preparation and sandbox run, `fetch` into the workspace, `promote_artifact`, and the
+ * preparation and sandbox run, `fetch` into the workspace, `promote_artifact` (and the
+ * expected outputs of `exec`, promoted the same way), and the
  * path rules they share with sync (safe paths, the kernel's path limits, tree removal).
  * The only door into the room: files outside `actions/` import from here.
  *
@@ -13,6 +14,7 @@ export {
   prepareExec,
   runInSandbox,
 } from './exec.js';
+export { type PromotedOutputs, storeExpectedOutputs } from './expected-outputs.js';
 export { type FetchLimits, runFetch } from './fetch.js';
 export { type FileContext, fsDelete, fsList, fsRead, fsWrite } from './files.js';
 export { pathBytesFit, truncateForReport, utf8Bytes } from './path-limits.js';

@@ -5,7 +5,9 @@
  *
  * The bytes go to `artifacts/<artifactId>` in the object store, outside every run's
  * `runs/<runId>/` workspace prefix, so workspace sync and eviction never touch them.
- * Deleting the run withdraws them (see `deleteRunData`).
+ * Deleting the run withdraws them (see `deleteRunData`). The expected outputs of an
+ * `exec` are promoted by the same {@link storeArtifact}, their rows recorded by the
+ * command's finish (`expected-outputs.ts`).
  *
  * @module
  */
@@ -13,25 +15,23 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { extname } from 'node:path';
 import { Transform } from 'node:stream';
-import { type ActionArgs, WorkbenchError } from '../../contract/index.js';
+import { type ActionArgs, type PromotedArtifact, WorkbenchError } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
-import { type Db, insertArtifact, insertAuditEvent, type Run } from '../../store/index.js';
+import { type Db, type NewArtifact, type Run, recordArtifacts } from '../../store/index.js';
 import { type FileContext, openForRead } from './files.js';
 
 /** Largest file that can be promoted, bytes. */
 export const MAX_ARTIFACT_BYTES = 1024 * 1024 * 1024;
 
 /** What a promotion answers. */
-export interface PromotePayload {
-  artifactId: string;
-  name: string;
-  contentType: string;
-  size: number;
-  /** Hex SHA-256 of the bytes. */
-  sha256: string;
-  /** The workspace path the bytes came from. */
-  path: string;
-  runId: string;
+export type PromotePayload = PromotedArtifact;
+
+/** A promotion whose bytes are stored and whose row is not yet recorded. */
+export interface StoredArtifact {
+  /** The row to record (with `recordArtifacts`, or with a command's finish). */
+  row: NewArtifact;
+  /** What the promotion answers once the row is recorded. */
+  payload: PromotedArtifact;
 }
 
 /** Content types by extension, for a promotion that names none. */
@@ -76,17 +76,20 @@ export function artifactObjectKey(artifactId: string): string {
 }
 
 /**
- * Promotes `args.path` of the run's (already reconciled) workspace. The file is read
- * once, hashed as it streams into the object store, then recorded with the run's
- * owner (never a caller's claim) with an `artifact.promoted` audit event in the same
- * transaction. If recording fails, the stored bytes are removed.
+ * Stores the bytes of workspace file `args.path` as a new artifact of `run` (its owner
+ * is the run's, never a caller's claim), read once and hashed as it streams into the
+ * object store, and returns the row to record. Refused like any file action: a path
+ * that escapes the workspace (`..`, absolute, a symlink out), anything but a regular
+ * file (`invalid_path`), nothing there (`path_not_found`), or over
+ * {@link MAX_ARTIFACT_BYTES} (`payload_too_large`). Until the row is recorded the
+ * bytes are garbage no one can reach.
  */
-export async function promoteArtifact(
-  deps: { db: Db; objects: ObjectStore },
+export async function storeArtifact(
+  objects: ObjectStore,
   files: FileContext,
-  run: Run,
-  args: ActionArgs<'promote_artifact'>,
-): Promise<PromotePayload> {
+  run: Pick<Run, 'id' | 'ownerUserId'>,
+  args: Pick<ActionArgs<'promote_artifact'>, 'path' | 'name' | 'contentType'>,
+): Promise<StoredArtifact> {
   const { target, handle, size } = await openForRead(files, args.path);
   const artifactId = `art_${randomUUID()}`;
   const key = artifactObjectKey(artifactId);
@@ -107,43 +110,52 @@ export async function promoteArtifact(
       },
     });
     const body = handle.createReadStream({ autoClose: false }).pipe(hashing);
-    await deps.objects.put(key, body, { contentType, contentLength: size });
+    await objects.put(key, body, { contentType, contentLength: size });
   } finally {
     await handle.close();
   }
   const sha256 = hash.digest('hex');
+  return {
+    row: {
+      id: artifactId,
+      runId: run.id,
+      ownerUserId: run.ownerUserId,
+      name: args.name,
+      contentType,
+      size,
+      hash: sha256,
+      objectKey: key,
+      sourcePath: target.rel,
+    },
+    payload: {
+      artifactId,
+      name: args.name,
+      contentType,
+      size,
+      sha256,
+      path: target.rel,
+      runId: run.id,
+    },
+  };
+}
+
+/**
+ * `promote_artifact`: stores `args.path` of the run's (already reconciled) workspace
+ * ({@link storeArtifact}), then records it with its `artifact.promoted` audit event in
+ * one statement. If recording fails, the stored bytes are removed.
+ */
+export async function promoteArtifact(
+  deps: { db: Db; objects: ObjectStore },
+  files: FileContext,
+  run: Run,
+  args: ActionArgs<'promote_artifact'>,
+): Promise<PromotePayload> {
+  const stored = await storeArtifact(deps.objects, files, run, args);
   try {
-    await deps.db.transaction(async (tx) => {
-      await insertArtifact(tx, {
-        id: artifactId,
-        runId: run.id,
-        ownerUserId: run.ownerUserId,
-        name: args.name,
-        contentType,
-        size,
-        hash: sha256,
-        objectKey: key,
-        sourcePath: target.rel,
-      });
-      // Ids and sizes only: names and paths are the user's data, not the operator's.
-      await insertAuditEvent(tx, {
-        eventType: 'artifact.promoted',
-        runId: run.id,
-        ownerUserId: run.ownerUserId,
-        metadata: { artifactId, size, contentType },
-      });
-    });
+    await recordArtifacts(deps.db, [stored.row]);
   } catch (err) {
-    await deps.objects.deleteMany([key]).catch(() => {});
+    await deps.objects.deleteMany([stored.row.objectKey]).catch(() => {});
     throw err;
   }
-  return {
-    artifactId,
-    name: args.name,
-    contentType,
-    size,
-    sha256,
-    path: target.rel,
-    runId: run.id,
-  };
+  return stored.payload;
 }
