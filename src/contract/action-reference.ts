@@ -21,7 +21,7 @@ const PURPOSE: Record<ToolActionName, string> = {
 
 function typeOf(schema: JsonSchema): string {
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
-  if (schema.type === 'object') return 'object of strings';
+  if (schema.type === 'object') return schema.properties ? 'object' : 'object of strings';
   if (schema.type === 'array') {
     const items = (schema.items ?? {}) as JsonSchema;
     return items.type === 'object' ? 'array of objects' : `array of ${typeOf(items)}`;
@@ -42,29 +42,42 @@ function limitsOf(schema: JsonSchema): string {
   return out.join(', ');
 }
 
+/** The fields of an object schema that are themselves described field by field. */
+function fieldsOf(schema: JsonSchema): JsonSchema | null {
+  if (schema.type === 'object' && schema.properties) return schema;
+  const items = schema.type === 'array' ? (schema.items as JsonSchema | undefined) : undefined;
+  return items?.type === 'object' && items.properties ? items : null;
+}
+
+/** Table rows of an object's fields, in schema order; nested fields as `outer.inner`. */
+function rowsOf(schema: JsonSchema, prefix = ''): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(properties).flatMap(([name, prop]) => {
+    const given = required.has(name)
+      ? 'required'
+      : prop.default !== undefined
+        ? `default \`${JSON.stringify(prop.default)}\``
+        : 'optional';
+    const limits = limitsOf(prop);
+    const text = String(prop.description ?? '').replace(/\|/g, '\\|');
+    const row = `| \`${prefix}${name}\` | ${typeOf(prop)} | ${given} | ${text}${limits ? ` (${limits})` : ''} |`;
+    const inner = fieldsOf(prop);
+    const innerPrefix = `${prefix}${name}${prop.type === 'array' ? '[]' : ''}.`;
+    return inner ? [row, ...rowsOf(inner, innerPrefix)] : [row];
+  });
+}
+
 /** The markdown reference: one table per action, its arguments in schema order. */
 export function renderActionReference(): string {
-  const sections = TOOL_ACTION_NAMES.map((action) => {
-    const schema = actionArgsJsonSchema(action);
-    const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-    const required = new Set((schema.required ?? []) as string[]);
-    const rows = Object.entries(properties).map(([name, prop]) => {
-      const given = required.has(name)
-        ? 'required'
-        : prop.default !== undefined
-          ? `default \`${JSON.stringify(prop.default)}\``
-          : 'optional';
-      const limits = limitsOf(prop);
-      const text = String(prop.description ?? '').replace(/\|/g, '\\|');
-      return `| \`${name}\` | ${typeOf(prop)} | ${given} | ${text}${limits ? ` (${limits})` : ''} |`;
-    });
-    return [
+  const sections = TOOL_ACTION_NAMES.map((action) =>
+    [
       `**\`${action}\`**: ${PURPOSE[action]}.`,
       '',
       '| argument | type | given | meaning |',
       '|---|---|---|---|',
-      ...rows,
-    ].join('\n');
-  });
+      ...rowsOf(actionArgsJsonSchema(action)),
+    ].join('\n'),
+  );
   return sections.join('\n\n');
 }
