@@ -24,7 +24,14 @@ type Schema = {
 
 /** A complete valid args object per action: every field the schema knows. */
 const FULL: Record<ToolActionName, Record<string, unknown>> = {
-  fs_write: { path: 'a', content: 'x', encoding: 'utf8', append: true, mode: '644' },
+  fs_write: {
+    path: 'a',
+    content: 'x',
+    encoding: 'utf8',
+    append: false,
+    mode: '644',
+    upload: { id: 'upload-1', offset: 0, complete: true, size: 1 },
+  },
   fs_read: { path: 'a', encoding: 'base64', offset: 1, length: 2 },
   fs_list: { path: 'src', recursive: true, limit: 5 },
   fs_delete: { path: 'a', recursive: true },
