@@ -2,7 +2,7 @@
 # Installs what the bwrap sandbox and its tests need, as root, on a fresh Debian machine
 # of this kind. Idempotent: installs only what is missing (one `apt-get update` at most),
 # then checks that an unprivileged sandbox really runs and that per-command cgroups can
-# be created. Docker is not here: see .ci/install-docker.sh.
+# be created. Docker is not here: see scripts/setup/install-docker.sh.
 #
 #   bubblewrap  bwrap itself (>= 0.8: --disable-userns, --size)
 #   util-linux  setpriv, to drop from root to uid 10001 before bwrap; unshare, for the
