@@ -139,3 +139,6 @@ if [ "$found" != 1 ]; then
   say "created database $DATABASE"
 fi
 say "ready: postgres://postgres@$HOST:$PORT/$DATABASE"
+if [ "$PORT" != 5432 ]; then
+  say "the tests use 5432 unless told: export MEMQL_TEST_DATABASE_URL=postgres://postgres@$HOST:$PORT/$DATABASE"
+fi
