@@ -51,7 +51,8 @@ export async function dockerOk(args: readonly string[]): Promise<string> {
 
 /** Throws, naming the fix, unless the daemon answers and every target's image exists. */
 export async function requireImages(targets: readonly ImageTarget[]): Promise<void> {
-  const fix = 'run scripts/setup/install-docker.sh and then scripts/setup/install-images.sh (as root)';
+  const fix =
+    'run scripts/setup/install-docker.sh and then scripts/setup/install-images.sh (as root)';
   const info = await docker(['info', '--format', '{{.ServerVersion}}']);
   if (info.code !== 0) throw new Error(`the Docker daemon does not answer: ${fix}`);
   for (const target of targets) {

@@ -31,7 +31,9 @@ for (const arch of SECCOMP_ARCHES) {
   if (!mine) continue;
   t.test(`${arch.name}: every number is the kernel's`, async (t) => {
     const text = await readFile(HEADERS[arch.name], 'utf8').catch((err: Error) => {
-      throw new Error(`${err.message}: run scripts/setup/install-sandbox.sh (it installs linux-libc-dev)`);
+      throw new Error(
+        `${err.message}: run scripts/setup/install-sandbox.sh (it installs linux-libc-dev)`,
+      );
     });
     const header = parseHeader(text);
     for (const name of SECCOMP_SYSCALL_NAMES) {
