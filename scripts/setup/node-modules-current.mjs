@@ -3,7 +3,7 @@
 // Compares contents, not times, so a checkout that touches the lock file without
 // changing it costs no reinstall. Exits 0 when current; otherwise prints why and
 // exits 1.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 function installedVersion(dir) {
   try {
@@ -18,6 +18,7 @@ function stale(reason) {
   process.exit(1);
 }
 
+if (!existsSync('node_modules')) stale('node_modules is missing');
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8'));
 if (lock.packages === undefined) stale('package-lock.json lists no packages (lockfileVersion 1)');
 for (const [path, entry] of Object.entries(lock.packages)) {
