@@ -35,7 +35,7 @@ export interface ApiHarness {
 
 /**
  * Starts everything on `t` and tears it all down at its end. The sandbox is real
- * bubblewrap (`.ci/install-sandbox.sh`): the API is the way commands reach it.
+ * bubblewrap (`scripts/setup/install-sandbox.sh`): the API is the way commands reach it.
  */
 export async function startApiHarness(t: Test): Promise<ApiHarness> {
   const database = await createTestDatabase();

@@ -10,7 +10,7 @@ import { createTestDatabase } from '../support/postgres.js';
 
 /**
  * The operator console in real headless Chromium (Debian's, installed by
- * .ci/install-browser.sh) against a live local node, `node dist/nodes/local/main.js`,
+ * scripts/setup/install-browser.sh) against a live local node, `node dist/nodes/local/main.js`,
  * started the way `npm start` starts it, in a temporary working directory. The node
  * is pointed at the test Postgres so the test can write the rows of a lost replica
  * through the store: PGlite can only be opened by the node's own process.

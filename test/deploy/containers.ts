@@ -5,7 +5,7 @@ import { readCompose } from './manifest-support.js';
 
 /**
  * The images of `deploy/Dockerfile`, run with the machine's Docker daemon through the
- * `docker` command, as an operator would. `.ci/install-images.sh` builds them (tag
+ * `docker` command, as an operator would. `scripts/setup/install-images.sh` builds them (tag
  * `ci`, or `MEMQL_TEST_IMAGE_TAG`); a missing image fails the test, never skips it.
  */
 export const IMAGE_TAG = process.env.MEMQL_TEST_IMAGE_TAG ?? 'ci';
@@ -51,7 +51,8 @@ export async function dockerOk(args: readonly string[]): Promise<string> {
 
 /** Throws, naming the fix, unless the daemon answers and every target's image exists. */
 export async function requireImages(targets: readonly ImageTarget[]): Promise<void> {
-  const fix = 'run .ci/install-docker.sh and then .ci/install-images.sh (as root)';
+  const fix =
+    'run scripts/setup/install-docker.sh and then scripts/setup/install-images.sh (as root)';
   const info = await docker(['info', '--format', '{{.ServerVersion}}']);
   if (info.code !== 0) throw new Error(`the Docker daemon does not answer: ${fix}`);
   for (const target of targets) {

@@ -50,7 +50,7 @@ t.test('Python document libraries import', async (t) => {
     const pptx = await sandboxed(`python3 -c 'import pptx; print(pptx.__version__)'`);
     t.equal(pptx.code, 0, pptx.stderr);
   } else {
-    // .ci/install-images.sh builds with no package index reachable (none is from these
+    // scripts/setup/install-images.sh builds with no package index reachable (none is from these
     // machines); the label says so, and the default build installs python-pptx.
     t.comment('import pptx: not checked; this image was built without its pip packages');
     t.equal(pip, '', 'the label says the build had no pip packages');

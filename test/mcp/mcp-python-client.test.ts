@@ -9,7 +9,7 @@ import { finished } from '../support/local-node.js';
 
 /**
  * An independent MCP client, the Python `mcp` package (installed by
- * `.ci/install-mcp-client.sh` into its own virtualenv), against the MCP server over
+ * `scripts/setup/install-mcp-client.sh` into its own virtualenv), against the MCP server over
  * both transports: it lists the tools, opens a run, runs an exec and ends the run.
  */
 
@@ -21,7 +21,7 @@ const PYTHON = process.env.MEMQL_MCP_PYTHON ?? '/opt/memql-mcp-client/bin/python
 
 if (!existsSync(PYTHON)) {
   throw new Error(
-    `no Python MCP client at ${PYTHON}: run "bash .ci/install-mcp-client.sh" (or set MEMQL_MCP_PYTHON to a python with the mcp package)`,
+    `no Python MCP client at ${PYTHON}: run "bash scripts/setup/install-mcp-client.sh" (or set MEMQL_MCP_PYTHON to a python with the mcp package)`,
   );
 }
 

@@ -8,6 +8,7 @@ import t from 'tap';
 import { WorkbenchClient } from '../../src/client/index.js';
 import { eventually } from '../support/mesh.js';
 import { NodeProcess, nodeMain } from '../support/node-process.js';
+import { codeBlocks, readmeSection as section } from '../support/readme.js';
 
 /**
  * The README followed literally against a real local node (`node
@@ -20,23 +21,6 @@ const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ROOT = resolve(DIST, '..');
 const CLI = resolve(DIST, 'nodes/cli/main.js');
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
-
-const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-
-/** The text of README section `## title`, up to the next `## `. */
-function section(title: string): string {
-  const start = readme.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no "## ${title}" section`);
-  const end = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, end < 0 ? undefined : end);
-}
-
-/** The fenced code blocks of `lang` in `text`, in order. */
-function codeBlocks(text: string, lang: string): string[] {
-  return [...text.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
-    (m) => m[1]!,
-  );
-}
 
 const cwd = await mkdtemp(join(tmpdir(), 'memql-quickstart-'));
 t.teardown(() => rm(cwd, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import {
 /**
  * The limits of the bwrap sandbox with real bubblewrap and real cgroups: time (tree
  * kill), cancel, processes, memory and output. A missing bwrap fails (run
- * .ci/install-sandbox.sh); never a skip.
+ * scripts/setup/install-sandbox.sh); never a skip.
  */
 
 const MiB = 1024 * 1024;

@@ -10,10 +10,10 @@ import { makeWorkspace } from './sandbox-support.js';
 
 /**
  * What a command inside the bwrap sandbox can see and do, with real bubblewrap. A
- * missing or broken bwrap fails these tests (run .ci/install-sandbox.sh); never a skip.
+ * missing or broken bwrap fails these tests (run scripts/setup/install-sandbox.sh); never a skip.
  */
 
-const INSTALL = 'bubblewrap must work here: run .ci/install-sandbox.sh (as root)';
+const INSTALL = 'bubblewrap must work here: run scripts/setup/install-sandbox.sh (as root)';
 const runner = new BwrapRunner();
 
 // A secret in the node's environment, as a real node would hold database passwords.

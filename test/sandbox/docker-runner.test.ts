@@ -18,7 +18,7 @@ import {
 
 /**
  * The docker runner against the real daemon and the busybox test image built by
- * `.ci/install-docker.sh`. Every container carries a label unique to this file, so the
+ * `scripts/setup/install-docker.sh`. Every container carries a label unique to this file, so the
  * tests can assert that none is left behind.
  */
 

@@ -8,7 +8,7 @@ import {
 
 /**
  * The syscall tables against the kernel's own headers (linux-libc-dev, installed by
- * .ci/install-sandbox.sh): aarch64's numbers are the generic table, present on every
+ * scripts/setup/install-sandbox.sh): aarch64's numbers are the generic table, present on every
  * machine; x86_64's header is checked on x86_64 machines, which CI is.
  */
 
@@ -31,7 +31,9 @@ for (const arch of SECCOMP_ARCHES) {
   if (!mine) continue;
   t.test(`${arch.name}: every number is the kernel's`, async (t) => {
     const text = await readFile(HEADERS[arch.name], 'utf8').catch((err: Error) => {
-      throw new Error(`${err.message}: run .ci/install-sandbox.sh (it installs linux-libc-dev)`);
+      throw new Error(
+        `${err.message}: run scripts/setup/install-sandbox.sh (it installs linux-libc-dev)`,
+      );
     });
     const header = parseHeader(text);
     for (const name of SECCOMP_SYSCALL_NAMES) {

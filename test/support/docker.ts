@@ -5,17 +5,17 @@ import Dockerode from 'dockerode';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 
 /**
- * The Docker daemon and image the docker runner's tests use. `.ci/install-docker.sh`
+ * The Docker daemon and image the docker runner's tests use. `scripts/setup/install-docker.sh`
  * installs and starts dockerd and imports the image (no registry is reachable here).
  * A missing daemon or image fails the test run: it is never a skip.
  */
 export const TEST_DOCKER_SOCKET = process.env.MEMQL_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
 
-/** The runner image built by `.ci/install-images.sh` (deploy/Dockerfile, target `runner`). */
+/** The runner image built by `scripts/setup/install-images.sh` (deploy/Dockerfile, target `runner`). */
 export const TEST_RUNNER_IMAGE = process.env.MEMQL_TEST_DOCKER_IMAGE ?? 'memql/runner:ci';
 
 const HOW_TO_FIX =
-  'run .ci/install-docker.sh and .ci/install-images.sh (as root) to start dockerd and build the image';
+  'run scripts/setup/install-docker.sh and scripts/setup/install-images.sh (as root) to start dockerd and build the image';
 
 /**
  * A Dockerode client for the test daemon, after checking that the daemon answers and

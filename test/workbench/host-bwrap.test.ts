@@ -2,5 +2,5 @@ import t from 'tap';
 import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
 import { hostSuite } from './host-suite.js';
 
-// Real bubblewrap; .ci/install-sandbox.sh installs it.
+// Real bubblewrap; scripts/setup/install-sandbox.sh installs it.
 await hostSuite(t, new BwrapRunner());

@@ -27,13 +27,13 @@ export async function docker(ctx: BenchContext): Promise<Row[]> {
     await client.ping();
   } catch (err) {
     throw new Error(
-      `no Docker daemon at ${TEST_DOCKER_SOCKET} (${(err as Error).message}); run .ci/install-docker.sh`,
+      `no Docker daemon at ${TEST_DOCKER_SOCKET} (${(err as Error).message}); run scripts/setup/install-docker.sh`,
     );
   }
   try {
     await client.getImage(TEST_RUNNER_IMAGE).inspect();
   } catch {
-    throw new Error(`image ${TEST_RUNNER_IMAGE} missing; run .ci/install-docker.sh`);
+    throw new Error(`image ${TEST_RUNNER_IMAGE} missing; run scripts/setup/install-docker.sh`);
   }
   const ws = await makeSandboxWorkspace();
   ctx.defer(() => ws.remove());

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes a Docker daemon available, as root. Idempotent: installs docker.io only when
 # missing, starts dockerd only when its socket does not answer. The images the tests
-# run (the docker runner's among them) come from .ci/install-images.sh.
+# run (the docker runner's among them) come from scripts/setup/install-images.sh.
 #
 # The daemon runs with the overlay2 storage driver where the kernel mounts overlayfs on
 # the filesystem of /var/lib/docker, and with vfs (a full copy of the image for every

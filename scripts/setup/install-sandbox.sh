@@ -2,7 +2,7 @@
 # Installs what the bwrap sandbox and its tests need, as root, on a fresh Debian machine
 # of this kind. Idempotent: installs only what is missing (one `apt-get update` at most),
 # then checks that an unprivileged sandbox really runs and that per-command cgroups can
-# be created. Docker is not here: see .ci/install-docker.sh.
+# be created. Docker is not here: see scripts/setup/install-docker.sh.
 #
 #   bubblewrap  bwrap itself (>= 0.8: --disable-userns, --size)
 #   util-linux  setpriv, to drop from root to uid 10001 before bwrap; unshare, for the
@@ -12,12 +12,32 @@
 #   python3     used by the sandbox tests (network, fork and memory probes, and the
 #               seccomp probes, which call syscalls through ctypes)
 #   linux-libc-dev  the kernel's syscall headers, which the seccomp tables are checked against
+#
+# With --node (`npm run setup`), only what a node's `exec` needs: the first four, and the
+# checks below only warn, since the node runs without them (an `exec` that answers
+# no_sandbox, or commands without per-command limits, which it logs at start).
 set -euo pipefail
 
 say() { printf '[install-sandbox] %s\n' "$*"; }
 fail() {
   printf '[install-sandbox] FATAL: %s\n' "$*" >&2
   exit 1
+}
+
+MODE=tests
+case "${1:-}" in
+--node) MODE=node ;;
+'') ;;
+*) fail "unknown argument '$1' (only --node)" ;;
+esac
+
+# A failed check: fatal for the tests, a warning for a node.
+check_failed() {
+  if [ "$MODE" = node ]; then
+    printf '[install-sandbox] WARNING: %s\n' "$*" >&2
+  else
+    fail "$*"
+  fi
 }
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -30,14 +50,18 @@ missing=()
 [ -x /usr/bin/setpriv ] && [ -x /usr/bin/unshare ] || missing+=(util-linux)
 [ -x /usr/bin/mount ] || missing+=(mount)
 [ -x /usr/bin/env ] || missing+=(coreutils)
-[ -x /usr/bin/python3 ] || missing+=(python3)
-[ -r /usr/include/asm-generic/unistd.h ] || missing+=(linux-libc-dev)
+if [ "$MODE" = tests ]; then
+  [ -x /usr/bin/python3 ] || missing+=(python3)
+  [ -r /usr/include/asm-generic/unistd.h ] || missing+=(linux-libc-dev)
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq || fail "apt-get update failed"
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     fail "apt-get install ${missing[*]} failed"
+elif [ "$MODE" = node ]; then
+  say "bubblewrap, setpriv, unshare, mount and env already present"
 else
   say "bubblewrap, setpriv, env, python3 and linux-libc-dev already present"
 fi
@@ -54,10 +78,12 @@ if ! out=$(env -i /usr/bin/setpriv --reuid=10001 --regid=10001 --clear-groups \
     sysctl_hint=" (user.max_user_namespaces=$(cat /proc/sys/user/max_user_namespaces))"
   [ -r /proc/sys/kernel/unprivileged_userns_clone ] &&
     sysctl_hint="$sysctl_hint (kernel.unprivileged_userns_clone=$(cat /proc/sys/kernel/unprivileged_userns_clone))"
-  fail "an unprivileged bwrap sandbox does not start: $out$sysctl_hint; unprivileged user namespaces must be enabled"
+  check_failed "an unprivileged bwrap sandbox does not start: $out$sysctl_hint; unprivileged user namespaces must be enabled (until then exec answers no_sandbox)"
+elif [ "$out" = "10001" ]; then
+  say "an unprivileged sandbox runs as uid 10001"
+else
+  check_failed "the sandbox ran as uid '$out', expected 10001"
 fi
-[ "$out" = "10001" ] || fail "the sandbox ran as uid '$out', expected 10001"
-say "an unprivileged sandbox runs as uid 10001"
 
 # --- workspace staging ------------------------------------------------------------------
 # The runner mounts an overlay over each workspace in a private mount namespace, so the
@@ -67,11 +93,11 @@ mkdir "$stage/lower" "$stage/upper" "$stage/work" "$stage/target"
 if ! out=$(/usr/bin/unshare --mount --propagation private /bin/sh -c \
   'cd "$1" && /usr/bin/mount -n -t overlay memql-workspace -o lowerdir=lower,upperdir=upper,workdir=work "$1/target"' \
   memql-stage "$stage" 2>&1); then
-  rm -rf "$stage"
-  fail "cannot mount an overlay in a private mount namespace: $out"
+  check_failed "cannot mount an overlay in a private mount namespace: $out"
+else
+  say "an overlay mounts in a private mount namespace"
 fi
 rm -rf "$stage"
-say "an overlay mounts in a private mount namespace"
 
 # --- per-command cgroups --------------------------------------------------------------
 # The runner creates <controller>/<own cgroup>/memql/<id>; the limit tests need both.
@@ -82,7 +108,11 @@ for controller in pids memory; do
     rmdir "$dir"
     say "cgroup v1 $controller is writable"
   else
-    fail "cannot create $dir: the sandbox limit tests need writable cgroup v1 pids and memory controllers"
+    if [ "$MODE" = node ]; then
+      check_failed "cannot create $dir: commands will run without per-command memory, process and CPU limits"
+    else
+      fail "cannot create $dir: the sandbox limit tests need writable cgroup v1 pids and memory controllers"
+    fi
   fi
 done
 

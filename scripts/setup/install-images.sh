@@ -12,9 +12,9 @@
 # its pip packages (python-pptx); the tests read that from the image's label.
 #
 # Idempotent: the base is made only when missing; docker's build cache makes a rebuild
-# of unchanged stages cheap. Needs .ci/install-docker.sh to have started dockerd.
+# of unchanged stages cheap. Needs scripts/setup/install-docker.sh to have started dockerd.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 BASE="${MEMQL_IMAGE_BASE:-memql/ci-base:bookworm-node}"
 TAG="${MEMQL_IMAGE_TAG:-ci}"
@@ -26,7 +26,7 @@ fail() {
   exit 1
 }
 [ "$(id -u)" -eq 0 ] || fail "run as root (debootstrap and docker)"
-docker info >/dev/null 2>&1 || fail "dockerd does not answer: run .ci/install-docker.sh first"
+docker info >/dev/null 2>&1 || fail "dockerd does not answer: run scripts/setup/install-docker.sh first"
 
 started=$(date +%s)
 
