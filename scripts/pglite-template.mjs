@@ -1,4 +1,4 @@
-// Makes the empty PGlite cluster new data directories start from (once per PGlite
-// version; src/store/pglite-template.ts), from the compiled tree in dist/.
+// Makes the PGlite cluster new data directories start from (once per PGlite version
+// and set of migrations; src/store/pglite-template.ts), from the compiled tree in dist/.
 const { pgliteTemplatePath, writePgliteTemplate } = await import('../dist/src/store/index.js');
-await writePgliteTemplate(pgliteTemplatePath('dist'));
+await writePgliteTemplate(await pgliteTemplatePath('dist'));

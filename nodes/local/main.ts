@@ -46,11 +46,11 @@ async function main(): Promise<void> {
     );
   }
 
-  // A new data directory starts from the empty cluster `npm start`'s build made
+  // A new data directory starts from the migrated cluster `npm start`'s build made
   // (scripts/build-if-changed.mjs), not from initdb.
   const db = await openDb(
     config.database.kind === 'pglite'
-      ? { ...config.database, template: pgliteTemplatePath(DIST) }
+      ? { ...config.database, template: await pgliteTemplatePath(DIST) }
       : config.database,
   );
   const objects = createObjectStore(objectStoreSettings(config.objectStore));

@@ -12,7 +12,7 @@ export interface PgliteOptions {
   /** Directory holding the database files; omitted means in memory. */
   dataDir?: string;
   /**
-   * An empty cluster's template (`pglite-template.ts`) a new directory starts from,
+   * A migrated cluster's template (`pglite-template.ts`) a new directory starts from,
    * instead of running initdb; ignored when absent or when the directory holds a
    * cluster already.
    */

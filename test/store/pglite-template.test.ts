@@ -1,28 +1,39 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import t from 'tap';
 import { openDb, pgliteTemplatePath, writePgliteTemplate } from '../../src/store/index.js';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
 
 /**
- * A new PGlite directory starts from the empty-cluster template instead of initdb;
+ * A new PGlite directory starts from the migrated template instead of initdb;
  * one that holds a cluster is opened as it is.
  */
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-template-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 
-t.test('the template is named for the PGlite version and written once', async (t) => {
-  const path = pgliteTemplatePath(dir);
-  t.match(path, /pglite-\d+\.\d+\.\d+-empty\.tar\.gz$/);
-  await writePgliteTemplate(path);
-  t.ok(existsSync(path));
-  const db = await openDb({ kind: 'pglite', dataDir: join(dir, 'a'), template: path });
-  t.same(await db.query('select count(*)::int as n from run'), [{ n: 0 }], 'migrated');
-  await db.close();
-});
+t.test(
+  'the template is named for the PGlite version and the migrations, and migrated',
+  async (t) => {
+    const path = await pgliteTemplatePath(dir);
+    t.match(path, /pglite-\d+\.\d+\.\d+-schema-[0-9a-f]{12}\.tar\.gz$/);
+    await writePgliteTemplate(path);
+    t.ok(existsSync(path));
+    const db = await openDb({ kind: 'pglite', dataDir: join(dir, 'a'), template: path });
+    t.same(await db.query('select count(*)::int as n from run'), [{ n: 0 }], 'migrated');
+    const applied = await db.query<{ n: number }>(
+      'select count(*)::int as n from memql_schema_migration',
+    );
+    t.equal(applied[0]!.n, (await loadMigrations()).length, 'every migration, from the template');
+    t.same(await migrate(db), [], 'nothing left for the open to apply');
+    // The template carries no lock of the process that made it: the lock is this one's.
+    t.equal(await readFile(join(dir, 'a', 'memql.lock'), 'utf8'), `${process.pid}\n`);
+    await db.close();
+  },
+);
 
 t.test('a new directory is made from the template; an existing one is left as it is', async (t) => {
   // A template whose cluster holds a marker table shows which way a directory was made.
