@@ -2,30 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import t from 'tap';
 import { getCommand } from '../../src/store/index.js';
 import { eventually } from '../support/mesh.js';
-import { envelope, startApiHarness } from './api-support.js';
+import { type DispatchAnswer, envelope, type Json, startApiHarness } from './api-support.js';
 
 const h = await startApiHarness(t);
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field by the assertions
-type Json = any;
-
-type Result = { ok: boolean; errorCode?: string; message?: string; payload?: Json };
-
-async function newRun(token: string): Promise<string> {
-  const res = await h.json<{ run: { id: string } }>(token, 'POST', '/v1/runs', {});
-  return res.body.run.id;
-}
-
-async function dispatch(token: string, runId: string, action: string, args: object) {
-  const res = await h.json<Result>(
-    token,
-    'POST',
-    '/v1/dispatch',
-    envelope(runId, action, args as Record<string, unknown>),
-  );
-  if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
-  return res.body;
-}
+const newRun = (token: string) => h.newRun(token);
+const dispatch = (token: string, runId: string, action: string, args: object) =>
+  h.dispatch(token, runId, action, args);
 
 /** Reads an NDJSON answer line by line, stamping when each line arrived. */
 async function readLines(res: Response) {
@@ -105,7 +88,7 @@ t.test('refusals are 200 with ok:false and a code', async (t) => {
   t.match(bad.message, 'action');
   const build = await dispatch(h.alice, runId, 'build', {});
   t.equal(build.errorCode, 'build_not_permitted', 'build is refused for every API caller');
-  const smuggled = await h.json<Result>(h.alice, 'POST', '/v1/dispatch', {
+  const smuggled = await h.json<DispatchAnswer>(h.alice, 'POST', '/v1/dispatch', {
     ...envelope(runId, 'build', {}),
     authority: { class: 'system', subject: 'system:deploy' },
   });

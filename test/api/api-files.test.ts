@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { ClientError, WorkbenchClient } from '../../src/client/index.js';
-import { envelope, startApiHarness } from './api-support.js';
+import { startApiHarness } from './api-support.js';
 
 /**
  * Files as byte streams through the API (`PUT`/`GET /v1/runs/:runId/files`) and the
@@ -14,22 +14,10 @@ import { envelope, startApiHarness } from './api-support.js';
 
 const h = await startApiHarness(t);
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field by the assertions
-type Json = any;
-type Result = { ok: boolean; errorCode?: string; message?: string; payload?: Json };
-
 const alice = new WorkbenchClient({ baseUrl: h.url, token: h.alice });
 const bob = new WorkbenchClient({ baseUrl: h.url, token: h.bob });
-
-async function dispatch(runId: string, action: string, args: object): Promise<Result> {
-  const res = await h.json<Result>(
-    h.alice,
-    'POST',
-    '/v1/dispatch',
-    envelope(runId, action, args as Record<string, unknown>),
-  );
-  return res.body;
-}
+const dispatch = (runId: string, action: string, args: object) =>
+  h.dispatch(h.alice, runId, action, args);
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import { envelope, startApiHarness } from './api-support.js';
+import { type Json, startApiHarness } from './api-support.js';
 
 /**
  * Expected outputs of `exec`, through the API on real Postgres and real bubblewrap: a
@@ -10,26 +10,8 @@ import { envelope, startApiHarness } from './api-support.js';
 
 const h = await startApiHarness(t);
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field by the assertions
-type Json = any;
-
-type Result = { ok: boolean; errorCode?: string; message?: string; payload?: Json };
-
-async function newRun(token: string): Promise<string> {
-  const res = await h.json<{ run: { id: string } }>(token, 'POST', '/v1/runs', {});
-  return res.body.run.id;
-}
-
-async function exec(runId: string, args: object): Promise<Result> {
-  const res = await h.json<Result>(
-    h.alice,
-    'POST',
-    '/v1/dispatch',
-    envelope(runId, 'exec', args as Record<string, unknown>),
-  );
-  if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
-  return res.body;
-}
+const newRun = (token: string) => h.newRun(token);
+const exec = (runId: string, args: object) => h.dispatch(h.alice, runId, 'exec', args);
 
 async function artifactIds(runId: string): Promise<string[]> {
   const rows = await h.db.query<{ id: string }>(

@@ -11,6 +11,12 @@ import { WorkbenchHost } from '../../src/workbench/host.js';
 import { bwrapHostDeps } from '../support/bwrap-host.js';
 import { createTestDatabase } from '../support/postgres.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field by the assertions
+export type Json = any;
+
+/** A dispatch result as the tests read it. */
+export type DispatchAnswer = { ok: boolean; errorCode?: string; message?: string; payload?: Json };
+
 /** A live API over a real workbench host: Postgres, fs objects, the bwrap sandbox. */
 export interface ApiHarness {
   url: string;
@@ -24,6 +30,10 @@ export interface ApiHarness {
   bob: string;
   /** fetch against the API with a token. */
   call(token: string | null, path: string, init?: RequestInit): Promise<Response>;
+  /** A new run of the token's user; its id. */
+  newRun(token: string): Promise<string>;
+  /** One `POST /v1/dispatch` as the token's user; the result (any HTTP status but 200 throws). */
+  dispatch(token: string, runId: string, action: string, args: object): Promise<DispatchAnswer>;
   /** JSON request and answer. */
   json<T = Record<string, unknown>>(
     token: string | null,
@@ -110,7 +120,19 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
     });
     return { status: res.status, body: (await res.json()) as T };
   };
-  return { url: api.url, db, objects, host, base, root, alice, bob, call, json };
+  const newRun = async (token: string) =>
+    (await json<{ run: { id: string } }>(token, 'POST', '/v1/runs', {})).body.run.id;
+  const dispatch = async (token: string, runId: string, action: string, args: object) => {
+    const res = await json<DispatchAnswer>(
+      token,
+      'POST',
+      '/v1/dispatch',
+      envelope(runId, action, args as Record<string, unknown>),
+    );
+    if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
+    return res.body;
+  };
+  return { url: api.url, db, objects, host, base, root, alice, bob, call, json, newRun, dispatch };
 }
 
 /** A dispatch envelope for `runId`. */
