@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import type { Db, Queryable, Row } from './db.js';
 import { rethrowing, translateDbError } from './errors.js';
-import { readPgliteTemplate } from './pglite-template.js';
 
 /** Options for {@link openPglite}. */
 export interface PgliteOptions {
@@ -47,6 +46,12 @@ function queryable(target: Target): Queryable {
       }
     },
   };
+}
+
+/** The template's bytes for a new cluster, or undefined when there is none to use. */
+async function readPgliteTemplate(path: string | undefined): Promise<Blob | undefined> {
+  if (path === undefined || !existsSync(path)) return undefined;
+  return new Blob([await readFile(path)]);
 }
 
 /**

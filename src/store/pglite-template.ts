@@ -12,7 +12,7 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -68,10 +68,4 @@ export async function writePgliteTemplate(path: string): Promise<void> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-}
-
-/** The template's bytes for a new cluster, or undefined when there is none to use. */
-export async function readPgliteTemplate(path: string | undefined): Promise<Blob | undefined> {
-  if (path === undefined || !existsSync(path)) return undefined;
-  return new Blob([await readFile(path)]);
 }
