@@ -285,12 +285,13 @@ export class WorkbenchHost {
   }
 
   /**
-   * Stops: drains first if it has not, lets running commands finish within `graceMs`
-   * and ends the rest as `node_stopping`, hands every workspace it still holds off,
-   * stops the sweep.
+   * Stops: drains first if it has not, ends a toolchain probe still running, lets
+   * running commands finish within `graceMs` and ends the rest as `node_stopping`, hands
+   * every workspace it still holds off, stops the sweep.
    */
   async stop(graceMs = 10_000): Promise<void> {
     await this.drain();
+    await this.toolchainWatch.stop();
     await this.stopSweeper?.();
     this.stopSweeper = null;
     // Every workspace is handed off while this node still counts as live: a node seen

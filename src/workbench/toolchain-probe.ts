@@ -34,6 +34,8 @@ export interface ToolchainProbeOptions {
   owner?: { uid: number; gid: number };
   /** Default {@link TOOLCHAIN_PROBE_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /** Ends the probe's sandbox early (the node stops); it then counts as failed. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -54,10 +56,12 @@ export async function probeToolchain(
       env: { ...BUILD_ENV },
       timeoutMs: options.timeoutMs ?? TOOLCHAIN_PROBE_TIMEOUT_MS,
       outputLimitBytes: 4096,
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     if (result.timedOut) {
       return { status: 'probe_failed', reason: 'the probe command timed out' };
     }
+    if (result.cancelled) return { status: 'probe_failed', reason: 'the node stopped' };
     const ran = new Set(
       result.stdout
         .toString('utf8')
@@ -82,11 +86,13 @@ export interface ToolchainWatchDeps extends ToolchainProbeOptions {
 
 /**
  * The node's toolchain: unknown (`null`) until its one probe ends, then what it found.
- * The probe starts with {@link ToolchainWatch.settled}, at most once per node.
+ * The probe starts with {@link ToolchainWatch.settled}, at most once per node, and
+ * {@link ToolchainWatch.stop} ends it, so no probe sandbox outlives its node.
  */
 export class ToolchainWatch {
   private found: Toolchain | null = null;
   private probe: Promise<Toolchain> | null = null;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly deps: ToolchainWatchDeps) {}
 
@@ -113,11 +119,18 @@ export class ToolchainWatch {
     return this.probe;
   }
 
+  /** Ends a probe still running and waits for it. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.probe;
+  }
+
   private async run(): Promise<Toolchain> {
     const selection = this.deps.runner;
     if (!('runner' in selection))
       return { status: 'probe_failed', reason: selection.error.message };
+    if (this.stopping.signal.aborted) return { status: 'probe_failed', reason: 'the node stopped' };
     const { runner: _r, nodeId: _n, log: _l, ...options } = this.deps;
-    return probeToolchain(selection.runner, options);
+    return probeToolchain(selection.runner, { ...options, signal: this.stopping.signal });
   }
 }
