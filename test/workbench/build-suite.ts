@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import type { Test } from 'tap';
+import { AgentDispatcher } from '../../src/agent/dispatcher.js';
 import {
   type DispatchResult,
   type ExecPayload,
@@ -244,6 +245,29 @@ export async function buildSuite(t: Test, runner: Runner, pid1: Pid1Environ): Pr
       'read',
     );
     t.match(read.content, 'built A', 'the checkout itself was synced');
+  });
+
+  t.test('the local node’s path: the agent dispatcher and its in-process host', async (t) => {
+    const runId = await newRun('run-local');
+    const dispatcher = new AgentDispatcher({
+      remote: false,
+      localFallback: false,
+      local: host,
+      router: null,
+      readAffinity: async () => null,
+      peersRaw: '',
+      log: pino({ level: 'silent' }),
+    });
+    const live: string[] = [];
+    const out = await dispatcher.dispatch(parsedEnvelope(envelope(runId, 'build', {})), system, {
+      onOutput: (_s, chunk) => live.push(chunk.toString()),
+    });
+    t.match(out.route, { kind: 'local', reason: 'not_remote' });
+    t.equal(ok(t, out.result, 'local build').exitCode, 0);
+    t.match(live.join(''), /> pkg@1\.0\.0 build/);
+    t.equal(await readFile(join(root, runId, 'dist/out.txt'), 'utf8'), 'built A');
+    const refused = await dispatcher.dispatch(parsedEnvelope(envelope(runId, 'build', {})), alice);
+    t.match(refused.result, { ok: false, errorCode: 'build_not_permitted' });
   });
 
   t.test('a failing step answers its exit status and output, as exec does', async (t) => {
