@@ -122,6 +122,7 @@ export function inProcessFleet(config: Config, host: WorkbenchHost, db: Db): Fle
     healthy: () => host.queue.lifecycle === 'running',
     running: () => host.queue.runningHere().length,
     queued: async () => (await countLiveCommands(db)).queued,
+    toolchain: () => host.toolchain(),
   });
 }
 

@@ -50,8 +50,11 @@ async function main(): Promise<void> {
     log,
     handler: createWorkbenchHandler(host, log),
     capacity: config.queue.concurrency,
+    toolchain: () => host.toolchain(),
   });
   const address = await server.start(config.listen.grpc);
+  // Agents route builds by the toolchain in Health frames: tell them as soon as it is known.
+  void host.toolchainSettled().then(() => server.healthChanged());
   if (config.mesh.token === null) {
     log.warn(
       'MEMQL_MESH_TOKEN is unset: streams are not authenticated and system authority is never honoured',

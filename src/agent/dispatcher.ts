@@ -11,7 +11,11 @@
  * 4. route: not remote, the in-process workbench; remote, the run's replica when it
  *    is healthy and connected, else the least-loaded healthy one. No healthy replica
  *    is `no_workbench_peer`, unless `MEMQL_WORKBENCH_LOCAL_FALLBACK=1` explicitly
- *    allows running the call here. Never a silent local run.
+ *    allows running the call here. Never a silent local run. A `build` goes only to a
+ *    replica that reported every build tool in its Health frames (the run's replica
+ *    when it can, else a capable one, which takes the workspace over); healthy
+ *    replicas none of which can build answer `build_unavailable`, naming what each
+ *    lacks, and nothing is forwarded.
  *
  * @module
  */
@@ -19,6 +23,7 @@
 import {
   type Authority,
   admitEnvelope,
+  buildUnavailable,
   type DispatchResult,
   type Envelope,
   envelopeToWire,
@@ -26,9 +31,17 @@ import {
   NODE_DRAINING,
   parseEnvelope,
   refusedBeforeRunning,
+  replicaBuildState,
 } from '../contract/index.js';
 import type { DispatchCallOptions, DispatchTarget, WireAuthority } from '../mesh/index.js';
-import { authorityToWire, PeerUnavailableError, type PeerView, pickPeer } from '../mesh/index.js';
+import {
+  authorityToWire,
+  type PeerPick,
+  PeerUnavailableError,
+  type PeerView,
+  type PickNeeds,
+  pickPeer,
+} from '../mesh/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { noWorkbenchPeer } from './no-peer.js';
 import type { WorkbenchRouter } from './router.js';
@@ -225,10 +238,16 @@ export class AgentDispatcher {
       };
     }
     const excluded = new Set<string>();
+    const needs: PickNeeds = { build: envelope.action === 'build' };
     for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; attempt++) {
-      const pick = await this.pick(router, preferred, excluded);
+      const pick = await this.pick(router, preferred, excluded, needs);
       if (pick.kind === 'none') {
         return this.refuseOrFallBack(envelope, authority, options, router.views().length, log);
+      }
+      if (pick.kind === 'incapable') {
+        const replicas = pick.peers.map((p) => replicaBuildState(p.nodeId, p.toolchain));
+        log.warn({ replicas }, 'no healthy replica can build: call refused');
+        return { result: buildUnavailable(replicas), route: REFUSED };
       }
       const peer = pick.peer;
       const route: Route = {
@@ -241,7 +260,9 @@ export class AgentDispatcher {
       if (pick.kind === 'substitute') {
         log.warn(
           { runId, previousNodeId: pick.preferredNodeId, nodeId: peer.nodeId, peer: peer.key },
-          "the run's replica is gone: another replica takes its workspace over",
+          pick.reason === 'cannot_build'
+            ? "the run's replica cannot build: a capable replica takes its workspace over"
+            : "the run's replica is gone: another replica takes its workspace over",
         );
       }
       try {
@@ -289,19 +310,32 @@ export class AgentDispatcher {
     return this.refuseOrFallBack(envelope, authority, options, router.views().length, log);
   }
 
-  /** Picks a replica, waiting (bounded) for one to become healthy when none is. */
+  /**
+   * Picks a replica, waiting (bounded) for one to become healthy when none is, and for
+   * a build, for a replica that has not reported its toolchain yet (its probe may
+   * still run) to report it.
+   */
   private async pick(
     router: WorkbenchRouter,
     preferred: string | null,
     excluded: ReadonlySet<string>,
-  ): Promise<ReturnType<typeof pickPeer>> {
+    needs: PickNeeds,
+  ): Promise<PeerPick> {
     const candidates = (): PeerView[] => router.views().filter((p) => !excluded.has(p.key));
-    let pick = pickPeer(candidates(), preferred);
+    let pick = pickPeer(candidates(), preferred, needs);
     const deadline = Date.now() + (this.options.peerWaitMs ?? PEER_WAIT_MS);
-    while (pick.kind === 'none' && Date.now() < deadline) {
+    while (worthWaiting(pick) && Date.now() < deadline) {
       await router.waitForChange(deadline - Date.now());
-      pick = pickPeer(candidates(), preferred);
+      pick = pickPeer(candidates(), preferred, needs);
     }
     return pick;
   }
+}
+
+/** Whether a pick may change by waiting: no healthy replica yet, or one still probing. */
+function worthWaiting(pick: PeerPick): boolean {
+  return (
+    pick.kind === 'none' ||
+    (pick.kind === 'incapable' && pick.peers.some((p) => p.toolchain === undefined))
+  );
 }

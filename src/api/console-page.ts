@@ -2,8 +2,9 @@
  * The operator console, `GET /console`: Fleet > Workbenches. One static page, plain
  * HTML and inline script, no build step. The page itself needs no token; it asks for
  * one, keeps it in `sessionStorage`, and calls the API with it, so everything it
- * shows is the caller's: the replicas, and the caller's own workspaces (released ones
- * on request, with their reasons in words). There is no cluster-wide switch.
+ * shows is the caller's: the replicas (with whether each can run a package build, and
+ * what it lacks), and the caller's own workspaces (released ones on request, with their
+ * reasons in words). There is no cluster-wide switch.
  *
  * Everything rendered goes through `textContent`, never `innerHTML`, so a node id or
  * run id cannot inject markup; the Content-Security-Policy allows only this script.
@@ -58,6 +59,14 @@ async function api(path) {
   return body;
 }
 
+function buildText(b) {
+  if (!b) return ['not reported', 'muted'];
+  if (b.canBuild) return ['can build', 'ok'];
+  if (b.problem === 'missing_tools') return ['cannot build: lacks ' + b.missing.join(', '), 'bad'];
+  if (b.problem === 'probe_failed') return ['cannot build: probe failed' + (b.detail ? ' (' + b.detail + ')' : ''), 'bad'];
+  return ['not reported yet', 'muted'];
+}
+
 function showError(message) {
   $('error').textContent = message;
   $('error').hidden = !message;
@@ -81,9 +90,11 @@ async function refresh() {
       cell(tr, r.address, 'mono');
       cell(tr, r.healthy ? 'healthy' : 'unhealthy', r.healthy ? 'ok' : 'bad');
       cell(tr, r.running + ' running, ' + r.queued + ' queued, capacity ' + r.capacity);
+      const [build, buildClass] = buildText(r.build);
+      cell(tr, build, buildClass + ' build');
       cell(tr, r.connectedSince ? when(r.connectedSince) : 'not connected');
       return tr;
-    }), 'No workbench replicas are known to this node.', 5);
+    }), 'No workbench replicas are known to this node.', 6);
     fill($('workspaces'), ws.workspaces.map((w) => {
       const tr = document.createElement('tr');
       tr.dataset.runId = w.runId;
@@ -177,7 +188,7 @@ const HTML_BODY = `
     <section>
       <h2>Workbench replicas</h2>
       <p id="mode" class="note"></p>
-      <table><thead><tr><th>Node id</th><th>Address</th><th>Health</th><th>Load</th><th>Connected since</th></tr></thead><tbody id="replicas"></tbody></table>
+      <table><thead><tr><th>Node id</th><th>Address</th><th>Health</th><th>Load</th><th>Build</th><th>Connected since</th></tr></thead><tbody id="replicas"></tbody></table>
     </section>
     <section>
       <h2>Your workspaces</h2>

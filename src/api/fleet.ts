@@ -6,7 +6,43 @@
  * @module
  */
 
+import {
+  type BuildTool,
+  canBuild,
+  replicaBuildState,
+  type Toolchain,
+  type ToolchainProblem,
+} from '../contract/index.js';
 import type { FleetPeerView } from '../mesh/index.js';
+
+/**
+ * Whether a replica can run a `build`, and if not, what it lacks: what its sandbox
+ * toolchain probe found, as its Health frames report it.
+ */
+export interface FleetBuildState {
+  canBuild: boolean;
+  /** The build tools it has not shown it can run (every one when it has no report). */
+  missing: BuildTool[];
+  /** Why it cannot build; null when it can. */
+  problem: ToolchainProblem | null;
+  /** Why its probe failed, when it did. */
+  detail?: string;
+}
+
+/** The fleet view of a replica's toolchain (null or absent: not reported). */
+export function fleetBuildState(
+  nodeId: string | null,
+  toolchain?: Toolchain | null,
+): FleetBuildState {
+  if (canBuild(toolchain)) return { canBuild: true, missing: [], problem: null };
+  const state = replicaBuildState(nodeId, toolchain);
+  return {
+    canBuild: false,
+    missing: [...state.missing],
+    problem: state.problem,
+    ...(toolchain?.status === 'probe_failed' ? { detail: toolchain.reason } : {}),
+  };
+}
 
 /** One replica. */
 export interface FleetReplica {
@@ -23,6 +59,8 @@ export interface FleetReplica {
   capacity: number;
   /** ISO time its current connection came up; null while not connected. */
   connectedSince: string | null;
+  /** Whether it can run a `build`, and what it lacks. */
+  build: FleetBuildState;
 }
 
 /** The fleet answer. */
@@ -47,6 +85,8 @@ export interface LocalFleetDeps {
   running: () => number;
   /** Commands queued (the whole queue: in local mode there is one node). */
   queued: () => Promise<number>;
+  /** What its sandbox can run for a build; null until its probe has ended. */
+  toolchain: () => Toolchain | null;
 }
 
 /** The fleet of a local node: its own in-process workbench. */
@@ -62,6 +102,7 @@ export function localFleet(deps: LocalFleetDeps): FleetSource {
         queued: await deps.queued(),
         capacity: deps.capacity,
         connectedSince: deps.since.toISOString(),
+        build: fleetBuildState(deps.nodeId, deps.toolchain()),
       },
     ],
   });
@@ -79,6 +120,7 @@ export function remoteFleet(registry: { fleetViews(): FleetPeerView[] } | null):
       queued: v.queued,
       capacity: v.capacity,
       connectedSince: v.connectedSince === null ? null : new Date(v.connectedSince).toISOString(),
+      build: fleetBuildState(v.nodeId, v.toolchain),
     })),
   });
 }

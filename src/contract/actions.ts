@@ -344,19 +344,27 @@ export const promoteArtifactArgsSchema = z
  * authority but a system one, and absent from the tool definition given to models.
  */
 export const buildArgsSchema = z.strictObject({
-  /** Git ref to build; the workspace's current checkout when omitted. */
+  /**
+   * Git ref (branch, tag or commit) to check out in the workspace's repository before
+   * building; the current checkout when omitted. Never starts with `-`, so it cannot be
+   * read as an option of git.
+   */
   ref: z
     .string()
     .min(1)
     .max(255)
-    .regex(/^[A-Za-z0-9._/-]+$/, { error: 'expected a git ref such as "main" or "v1.2.0"' })
+    .regex(/^(?!-)[A-Za-z0-9._/-]+$/, {
+      error: 'expected a git ref such as "main" or "v1.2.0" (not starting with "-")',
+    })
     .optional(),
-  /** npm script to run; the build's configured default when omitted. */
+  /** npm script to run after `npm ci`; `build` when omitted. Never starts with `-`. */
   script: z
     .string()
     .min(1)
     .max(128)
-    .regex(/^[A-Za-z0-9:._-]+$/, { error: 'expected an npm script name such as "build"' })
+    .regex(/^(?!-)[A-Za-z0-9:._-]+$/, {
+      error: 'expected an npm script name such as "build" (not starting with "-")',
+    })
     .optional(),
 });
 

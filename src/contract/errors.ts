@@ -91,6 +91,11 @@ export const ERROR_CODES = {
     meaning: 'The build action needs a system-class authority; tool loops cannot call it.',
     category: 'policy',
   },
+  build_unavailable: {
+    meaning:
+      'No healthy workbench replica can run a build: none reported node, npm and git in its sandbox. The payload lists each replica and what it lacks; nothing ran.',
+    category: 'environment',
+  },
   fetch_blocked: {
     meaning: 'The fetch target is refused by policy (for example a private or internal address).',
     category: 'policy',

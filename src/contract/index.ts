@@ -42,6 +42,7 @@ export type { AddressCategory, AddressClass, EmbeddingForm } from './address-cla
 export { classifyAddress } from './address-class.js';
 export * from './admission.js';
 export * from './authority.js';
+export * from './build-toolchain.js';
 export type { CidrRange, ParsedCidr } from './cidr-range.js';
 export { cidr, cidrContains, parseCidr } from './cidr-range.js';
 export * from './envelope.js';

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { OutputStream } from '../contract/index.js';
+import { isBuildTool, type OutputStream, type Toolchain } from '../contract/index.js';
 import { MAX_FRAME_BYTES, MAX_REQUEST_ID_CHARS } from './limits.js';
 
 /** The node types that speak the mesh. */
@@ -31,6 +31,11 @@ export interface HealthFrame {
   readonly queued: number;
   /** Calls the node runs at once. */
   readonly capacity: number;
+  /**
+   * What the node's sandbox can run for a build. Absent until its probe has ended, and
+   * from nodes that predate the field: unknown, which counts as cannot build.
+   */
+  readonly toolchain?: Toolchain;
 }
 
 /**
@@ -148,6 +153,22 @@ function count(value: unknown): number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
+/** Longest probe failure reason kept from a Health frame, characters. */
+const MAX_PROBE_REASON_CHARS = 1000;
+
+/** The toolchain of a Health frame; null when the sender set none. */
+function toolchainOf(value: unknown): Toolchain | null {
+  const body = obj(value);
+  if (body === null) return null;
+  const failed = str(body.probeFailed);
+  if (failed !== '') {
+    return { status: 'probe_failed', reason: failed.slice(0, MAX_PROBE_REASON_CHARS) };
+  }
+  // Names this node does not know are not tools its builds need: dropped.
+  const missing = Array.isArray(body.missing) ? body.missing.filter(isBuildTool) : [];
+  return { status: 'probed', missing: [...new Set(missing)] };
+}
+
 function bytes(value: unknown): Buffer {
   return Buffer.isBuffer(value) ? value : Buffer.alloc(0);
 }
@@ -183,7 +204,8 @@ export function decodeFrame(message: unknown): DecodedFrame {
           version: str(body.version),
         },
       };
-    case 'health':
+    case 'health': {
+      const toolchain = toolchainOf(body.toolchain);
       return {
         ok: true,
         frame: {
@@ -192,8 +214,10 @@ export function decodeFrame(message: unknown): DecodedFrame {
           running: count(body.running),
           queued: count(body.queued),
           capacity: count(body.capacity),
+          ...(toolchain ? { toolchain } : {}),
         },
       };
+    }
     case 'request': {
       const problem = idProblem(str(body.id));
       if (problem) return bad(`request ${problem}`, id);
@@ -256,6 +280,7 @@ export function encodeFrame(frame: Frame): Raw {
           running: frame.running,
           queued: frame.queued,
           capacity: frame.capacity,
+          ...(frame.toolchain ? { toolchain: toolchainToWire(frame.toolchain) } : {}),
         },
       };
     case 'request':
@@ -282,6 +307,14 @@ export function encodeFrame(frame: Frame): Raw {
     case 'cancel':
       return { cancel: { id: frame.id } };
   }
+}
+
+/** The proto-loader object of a toolchain. */
+function toolchainToWire(toolchain: Toolchain): Raw {
+  return toolchain.status === 'probed'
+    ? { missing: [...toolchain.missing], probeFailed: '' }
+    : // Never empty: an empty reason would read as a probe that found nothing missing.
+      { missing: [], probeFailed: toolchain.reason || 'the probe failed' };
 }
 
 /** A Response frame for a failure. */

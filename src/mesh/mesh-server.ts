@@ -22,7 +22,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
-import { NODE_DRAINING, NodeStoppingError } from '../contract/index.js';
+import { NODE_DRAINING, NodeStoppingError, type Toolchain } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
@@ -76,6 +76,12 @@ export interface MeshServerOptions {
    * flight is either running or waiting for a slot.
    */
   readonly load?: () => { running: number; queued: number };
+  /**
+   * What the node's sandbox can run for a build, for health frames; `null` while it
+   * is not known. Default: never known (a node that takes no builds). Call
+   * {@link MeshServer.healthChanged} when it becomes known.
+   */
+  readonly toolchain?: () => Toolchain | null;
   /** Health frame period, ms. Default {@link HEALTH_INTERVAL_MS}. */
   readonly healthIntervalMs?: number;
   /** Largest frame accepted, bytes. Default {@link MAX_FRAME_BYTES}. */
@@ -164,13 +170,23 @@ export class MeshServer {
       running: Math.min(n, this.capacity),
       queued: Math.max(0, n - this.capacity),
     };
+    const toolchain = this.options.toolchain?.() ?? null;
     return {
       kind: 'health',
       healthy: !this.shuttingDown,
       running: load.running,
       queued: load.queued,
       capacity: this.capacity,
+      ...(toolchain ? { toolchain } : {}),
     };
+  }
+
+  /**
+   * Sends a fresh Health frame on every stream now: something it reports changed (the
+   * toolchain probe ended), and agents should not wait for the next period to see it.
+   */
+  healthChanged(): void {
+    if (this.state === 'serving') this.broadcastHealth();
   }
 
   /**

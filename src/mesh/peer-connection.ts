@@ -168,6 +168,7 @@ export class PeerConnection {
       running: h?.frame.running ?? 0,
       queued: h?.frame.queued ?? 0,
       capacity: h?.frame.capacity ?? 0,
+      ...(h?.frame.toolchain ? { toolchain: h.frame.toolchain } : {}),
     };
   }
 

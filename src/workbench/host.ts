@@ -1,5 +1,4 @@
 import { posix } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { OutputSink } from '../contract/index.js';
 import {
   type ActionArgs,
@@ -7,15 +6,15 @@ import {
   checkActionAuthority,
   type DispatchResult,
   type Envelope,
-  isNodeStopping,
   okResult,
   resultFromError,
+  type Toolchain,
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { CommandQueue, DEFAULT_LIVENESS_MS, isTerminal } from '../queue/index.js';
+import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
-import { type Command, type Db, getCommand, type Run, StoreError } from '../store/index.js';
+import { type Command, type Db, type Run, StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
@@ -29,12 +28,14 @@ import {
   fsList,
   fsRead,
   fsWrite,
+  prepareBuild,
   prepareExec,
   promoteArtifact,
   runFetch,
   uploadStageDir,
   writeUploadPart,
 } from './actions/index.js';
+import { awaitCommand } from './command-answer.js';
 import { executeCommand } from './command-executor.js';
 import {
   type HeldCopy,
@@ -52,6 +53,7 @@ import {
   type WorkspaceQuota,
   type WorkspaceSyncDeps,
 } from './sync/index.js';
+import { ToolchainWatch } from './toolchain-probe.js';
 
 /**
  * A workbench host's lifecycle: `serving -> draining -> stopped`. Draining claims
@@ -110,6 +112,11 @@ export interface WorkbenchHostDeps {
   idleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
   cleanupIntervalMs: number;
+  /**
+   * Where the build toolchain probe makes its scratch directory (outside every
+   * workspace). Default the OS temp dir.
+   */
+  probeDir?: string;
   log: Logger;
 }
 
@@ -145,8 +152,10 @@ function translate(err: unknown): unknown {
  * workspace; the directory is a warm copy, reconciled before every action (cheaply
  * when this node wrote the latest version) and synced after every mutating one, as
  * the workspace's holder (`lifecycle/workspace-access.ts`). `exec` goes through the durable
- * command queue; its executor runs on the holder's worker. Operations on one run are
- * serialized on a node.
+ * command queue; its executor runs on the holder's worker. A system-authority `build`
+ * is one more such command, its text made by `actions/build.ts`, refused with
+ * `build_unavailable` when this node's sandbox lacks a build tool (see
+ * `toolchain-probe.ts`). Operations on one run are serialized on a node.
  *
  * Lifecycle: `serving -> draining -> stopped`. Draining claims nothing new, lets
  * running commands finish, and hands each workspace off as soon as nothing of this
@@ -162,9 +171,17 @@ export class WorkbenchHost {
   private stopSweeper: (() => Promise<void>) | null = null;
   private readonly lifecycle: StateMachine<HostState>;
   private readonly handoff: WorkspaceHandoff;
+  private readonly toolchainWatch: ToolchainWatch;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.lifecycle = new StateMachine(HOST_LIFECYCLE, deps.log);
+    this.toolchainWatch = new ToolchainWatch({
+      runner: deps.exec.runner,
+      nodeId: deps.nodeId,
+      log: deps.log,
+      ...(deps.probeDir ? { scratchRoot: deps.probeDir } : {}),
+      ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
+    });
     const sync: WorkspaceSyncDeps = {
       db: deps.db,
       objects: deps.objects,
@@ -234,11 +251,12 @@ export class WorkbenchHost {
   }
 
   /**
-   * Starts the command worker and the cleanup sweep. Idempotent; the first `exec`
-   * starts them too. Neither keeps the process alive on its own.
+   * Starts the command worker, the cleanup sweep and the build toolchain probe.
+   * Idempotent; the first `exec` starts them too. None keeps the process alive on its own.
    */
   start(): void {
     if (this.queue.lifecycle === 'new') this.queue.start();
+    void this.toolchainWatch.settled();
     this.stopSweeper ??= startSweeper(
       {
         db: this.deps.db,
@@ -267,12 +285,13 @@ export class WorkbenchHost {
   }
 
   /**
-   * Stops: drains first if it has not, lets running commands finish within `graceMs`
-   * and ends the rest as `node_stopping`, hands every workspace it still holds off,
-   * stops the sweep.
+   * Stops: drains first if it has not, ends a toolchain probe still running, lets
+   * running commands finish within `graceMs` and ends the rest as `node_stopping`, hands
+   * every workspace it still holds off, stops the sweep.
    */
   async stop(graceMs = 10_000): Promise<void> {
     await this.drain();
+    await this.toolchainWatch.stop();
     await this.stopSweeper?.();
     this.stopSweeper = null;
     // Every workspace is handed off while this node still counts as live: a node seen
@@ -282,6 +301,19 @@ export class WorkbenchHost {
     const selection = this.deps.exec.runner;
     if ('runner' in selection) await selection.runner.close?.();
     this.lifecycle.moveTo('stopped');
+  }
+
+  /**
+   * Which of the build's tools this node's sandbox runs, for its Health frames and the
+   * fleet view; `null` until the probe (started by {@link start}) has ended.
+   */
+  toolchain(): Toolchain | null {
+    return this.toolchainWatch.current();
+  }
+
+  /** Starts the toolchain probe if it has not, and resolves with what it found. */
+  toolchainSettled(): Promise<Toolchain> {
+    return this.toolchainWatch.settled();
   }
 
   async handleDispatch(
@@ -313,20 +345,6 @@ export class WorkbenchHost {
   }
 
   /**
-   * Reads a command's row until it is terminal, `signal` aborts, or the handoff wait
-   * passes; null unless it ended. For a call whose command a stopping node left queued.
-   */
-  private async followCommand(commandId: string, signal: AbortSignal): Promise<Command | null> {
-    const deadline = performance.now() + (this.deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS);
-    while (!signal.aborted && performance.now() < deadline) {
-      const row = await getCommand(this.deps.db, commandId).catch(() => null);
-      if (row && isTerminal(row)) return row;
-      await delay(this.deps.queue.pollIntervalMs, undefined, { signal }).catch(() => undefined);
-    }
-    return null;
-  }
-
-  /**
    * Refuses an `fs_write` that would take the workspace over its quota, before it
    * writes. An upload's part is checked for the size the file reaches with it.
    */
@@ -347,14 +365,17 @@ export class WorkbenchHost {
       return this.fileAction(envelope, options);
     }
     const { run, live } = await this.access.look(envelope.runId);
-    // Refusals that need no workspace come before one is provisioned.
-    const exec = envelope.action === 'exec' ? prepareExec(this.deps.exec, envelope.args) : null;
-    if (exec === null) {
-      throw new WorkbenchError(
-        'unavailable',
-        `unavailable: ${envelope.action} is not available on this node yet`,
-      );
-    }
+    // Refusals that need no workspace come before one is provisioned. A build waits for
+    // the toolchain probe (bounded) rather than refuse while it runs.
+    const exec =
+      envelope.action === 'exec'
+        ? prepareExec(this.deps.exec, envelope.args)
+        : prepareBuild(
+            this.deps.exec,
+            envelope.args,
+            await this.toolchainSettled(),
+            this.deps.nodeId,
+          );
     if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
     const ws = await this.access.ensure(run, 'call', live);
     this.start();
@@ -370,7 +391,18 @@ export class WorkbenchHost {
       },
       { claimHere: true },
     );
-    return this.awaitCommand(command, options);
+    return awaitCommand(
+      {
+        queue: this.queue,
+        db: this.deps.db,
+        nodeId: this.deps.nodeId,
+        pollIntervalMs: this.deps.queue.pollIntervalMs,
+        handoffWaitMs: this.deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
+        log: this.deps.log,
+      },
+      command,
+      options,
+    );
   }
 
   /**
@@ -424,53 +456,6 @@ export class WorkbenchHost {
           'internal',
           `internal: unhandled action ${(envelope as Envelope).action}`,
         );
-    }
-  }
-
-  /**
-   * Waits for a queued command's end and answers it. The caller's abort cancels the
-   * command; the node stopping does not (the command is left to run, here or on the
-   * workspace's next holder), and the call then answers how to find the outcome.
-   */
-  private async awaitCommand(command: Command, options: DispatchOptions): Promise<ExecPayload> {
-    const commandId = command.id;
-    const stopped = new AbortController();
-    const onAbort = () => {
-      if (isNodeStopping(options.signal?.reason)) stopped.abort();
-      else
-        this.queue.cancel(commandId).catch((err: unknown) => {
-          // Never an unhandled rejection: the command then runs to its end or its limit.
-          this.deps.log.warn(
-            { commandId, err: (err as Error).message },
-            'the caller went away but its command could not be cancelled',
-          );
-        });
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const done = await this.queue.waitForTerminal(commandId, {
-        row: command,
-        signal: stopped.signal,
-        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      });
-      return execPayload(done);
-    } catch (err) {
-      if (!stopped.signal.aborted && this.queue.lifecycle === 'stopped') {
-        // This node handed the workspace off with the command still queued: the next
-        // holder runs it. Follow its row while the call may still wait.
-        const row = await this.followCommand(commandId, stopped.signal);
-        if (row) return execPayload(row);
-      }
-      if (stopped.signal.aborted || this.queue.lifecycle === 'stopped') {
-        throw new WorkbenchError(
-          'unavailable',
-          `unavailable: node "${this.deps.nodeId}" stopped while command ${commandId} was queued or running; its outcome is recorded when it ends (on this or another replica). Read it with GET /v1/commands/${commandId}, or repeat the call with the same callId`,
-          { commandId, reason: 'node_stopping' },
-        );
-      }
-      throw err;
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
     }
   }
 }

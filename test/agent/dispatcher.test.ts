@@ -43,6 +43,11 @@ function peer(key: string, nodeId: string, healthy = true): PeerView {
   return { key, nodeId, connected: true, healthy, running: 0, queued: 0, capacity: 4 };
 }
 
+/** A replica whose Health frames reported its build toolchain, lacking `missing`. */
+function withTools(key: string, nodeId: string, missing: ('node' | 'npm' | 'git')[] = []) {
+  return { ...peer(key, nodeId), toolchain: { status: 'probed', missing } } as PeerView;
+}
+
 /** A router over fixed views that records what it was asked to send. */
 function scriptedRouter(
   views: PeerView[],
@@ -130,13 +135,82 @@ t.test('refusals before routing: nothing is forwarded or run', async (t) => {
 
 t.test('build with a minted system authority is forwarded as system', async (t) => {
   const { log } = capture();
-  const { router, sent } = scriptedRouter([peer('p:1', 'wb-a')]);
+  const { router, sent } = scriptedRouter([withTools('p:1', 'wb-a')]);
   const out = await dispatcher({ log, router }).dispatch(
     call('build', {}),
     systemAuthority('system:deploy'),
   );
   t.equal(out.result.ok, true);
   t.same(sent[0]?.authority, { class: 'system', subject: 'system:deploy' });
+});
+
+t.test('a build goes to a replica that can build; none can: build_unavailable', async (t) => {
+  const system = systemAuthority('system:deploy');
+  const { log, lines } = capture();
+  const able = withTools('p:1', 'wb-a');
+  const noNpm = withTools('p:2', 'wb-b', ['npm']);
+  let pinned: string | null = 'wb-b';
+  const views = [noNpm, able];
+  const { router, sent } = scriptedRouter(views);
+  const d = dispatcher({ log, router, readAffinity: async () => pinned });
+
+  // The run's replica lacks npm: the capable one takes the workspace over.
+  t.match(await d.dispatch(call('build', { ref: 'main' }), system), {
+    result: { ok: true },
+    route: { kind: 'remote', nodeId: 'wb-a', pick: 'substitute', previousNodeId: 'wb-b' },
+  });
+  t.ok(
+    lines.some((l) => l.level === 40 && String(l.msg).includes('cannot build')),
+    'a WARNING says why the workspace moves',
+  );
+  // Any other call still goes to the run's replica.
+  t.match(await d.dispatch(call('fs_list'), user), { route: { nodeId: 'wb-b', pick: 'pinned' } });
+  pinned = 'wb-a';
+  t.match(await d.dispatch(call('build', {}), system), {
+    route: { nodeId: 'wb-a', pick: 'pinned' },
+  });
+  t.equal(sent.length, 3);
+
+  // Only replicas without npm (one probed, one silent): refused, nothing forwarded.
+  views.splice(0, views.length, noNpm, peer('p:3', 'wb-c'));
+  const started = Date.now();
+  const refused = await d.dispatch(call('build', {}), system);
+  t.match(refused, {
+    result: { ok: false, errorCode: 'build_unavailable' },
+    route: { kind: 'refused' },
+  });
+  t.ok(Date.now() - started >= 100, 'it waited for the silent replica to report, boundedly');
+  if (!refused.result.ok) {
+    t.same(refused.result.payload, {
+      replicas: [
+        { nodeId: 'wb-b', missing: ['npm'], problem: 'missing_tools' },
+        { nodeId: 'wb-c', missing: ['node', 'npm', 'git'], problem: 'not_reported' },
+      ],
+    });
+    t.match(refused.result.message, 'wb-b lacks npm');
+    t.match(refused.result.message, 'workbench-runtime image');
+  }
+  t.equal(sent.length, 3, 'nothing more forwarded');
+
+  // Every replica reported, none can build: refused at once, no wait.
+  views.splice(0, views.length, noNpm);
+  const { router: quick } = scriptedRouter(views);
+  const waited: number[] = [];
+  const q = dispatcher({
+    log,
+    router: { ...quick, waitForChange: async (ms) => void waited.push(ms) },
+    peerWaitMs: 60_000,
+  });
+  t.match(await q.dispatch(call('build', {}), system), {
+    result: { errorCode: 'build_unavailable' },
+  });
+  t.same(waited, [], 'no wait when every replica has reported');
+
+  // No healthy replica at all stays no_workbench_peer.
+  views.splice(0, views.length, peer('p:4', 'wb-d', false));
+  t.match(await d.dispatch(call('build', {}), system), {
+    result: { errorCode: 'no_workbench_peer' },
+  });
 });
 
 t.test('not remote: the in-process workbench, with the caller authority', async (t) => {

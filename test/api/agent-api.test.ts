@@ -79,6 +79,13 @@ t.test('a remote agent serves the API over its workbench replicas', async (t) =>
   t.type(fleet.body.replicas[0].capacity, 'number');
   const since = Date.parse(fleet.body.replicas[0].connectedSince);
   t.ok(since > Date.now() - 60_000 && since <= Date.now(), 'connected since a moment ago');
+  // The replica's toolchain probe (its process runner sees this machine's node, npm and
+  // git) reaches the fleet through its Health frames.
+  while (!fleet.body.replicas[0]?.build?.canBuild && Date.now() < deadline + 30_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    fleet = await call('GET', '/fleet/workbenches');
+  }
+  t.same(fleet.body.replicas[0].build, { canBuild: true, missing: [], problem: null });
   const readyz = async () => {
     const res = await fetch(`${String(ready.apiUrl)}/readyz`);
     return { status: res.status, body: (await res.json()) as Json };

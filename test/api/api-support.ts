@@ -93,6 +93,7 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
         healthy: () => host.queue.lifecycle === 'running',
         running: () => host.queue.runningHere().length,
         queued: async () => (await countLiveCommands(db)).queued,
+        toolchain: () => host.toolchain(),
       }),
       workbenchRoot: root,
       metrics: host.queue.metrics.registry,

@@ -18,6 +18,7 @@ const replica = (healthy: boolean): FleetReplica => ({
   queued: 0,
   capacity: 1,
   connectedSince: null,
+  build: { canBuild: false, missing: ['node', 'npm', 'git'], problem: 'not_reported' },
 });
 const up: DatabaseProbe = { ok: true };
 const down: DatabaseProbe = { ok: false, reason: 'database unreachable (ECONNREFUSED)' };

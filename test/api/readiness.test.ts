@@ -43,6 +43,7 @@ const local = localFleet({
   healthy: () => workerRunning,
   running: () => 0,
   queued: async () => (await countLiveCommands(db)).queued,
+  toolchain: () => null,
 });
 let fleet: FleetSource = local;
 const api = await startApiServer(

@@ -365,6 +365,18 @@ const BAD_FIELDS: Case[] = [
     /git ref/,
   ],
   [
+    'build ref that git would read as an option',
+    { ...BASE, action: 'build', args: { ref: '--orphan' } },
+    'args.ref',
+    /not starting with "-"/,
+  ],
+  [
+    'build script that npm would read as an option',
+    { ...BASE, action: 'build', args: { script: '-ws' } },
+    'args.script',
+    /not starting with "-"/,
+  ],
+  [
     'build unknown key',
     { ...BASE, action: 'build', args: { command: 'rm -rf /' } },
     'args.command',

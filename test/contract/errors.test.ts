@@ -23,6 +23,7 @@ const REQUIRED_CODES = [
   'no_workbench_peer',
   'workspace_owner_unresolved',
   'build_not_permitted',
+  'build_unavailable',
   'fetch_blocked',
   'fetch_failed',
   'not_found',
@@ -66,6 +67,7 @@ t.test('a categorised sample', async (t) => {
   t.equal(errorCategory('invalid_environment_hint'), 'caller');
   t.equal(errorCategory('environment_mismatch'), 'environment');
   t.equal(errorCategory('build_not_permitted'), 'policy');
+  t.equal(errorCategory('build_unavailable'), 'environment');
   t.equal(errorCategory('unavailable'), 'dependency');
   t.equal(errorCategory('internal'), 'internal');
 });

@@ -90,6 +90,23 @@ t.test('workbench-runtime: node, npm and git for uid 10001', async (t) => {
   t.match(node, /^v\d+\./);
   t.match(npm, /^\d+\./);
   t.match(git, /^git version /);
+  // As the docker runner's image of a replica that builds, commands start through the
+  // runner init its label names (process 1 that keeps the environment out of reach).
+  const labels = JSON.parse(
+    await dockerOk([
+      'image',
+      'inspect',
+      '--format',
+      '{{json .Config.Labels}}',
+      image('workbench-runtime'),
+    ]),
+  ) as Record<string, string>;
+  t.equal(labels['memql.runner.init'], '/usr/local/sbin/memql-runner-init');
+  const init = await shell(
+    'workbench-runtime',
+    'test -x /usr/local/sbin/memql-runner-init && echo ok',
+  );
+  t.equal(init.stdout.trim(), 'ok', init.stderr);
 });
 
 t.test('the workbench image refuses an open gRPC port without a mesh token', async (t) => {

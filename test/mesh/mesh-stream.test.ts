@@ -1,5 +1,6 @@
 import pino from 'pino';
 import t from 'tap';
+import type { Toolchain } from '../../src/contract/index.js';
 import { MAX_FRAME_BYTES } from '../../src/mesh/limits.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
 import {
@@ -62,7 +63,12 @@ const handler: RequestHandler = async (req, ctx): Promise<HandlerAnswer> => {
 };
 
 async function startServer(
-  options: { token?: string | null; healthIntervalMs?: number; log?: Logger } = {},
+  options: {
+    token?: string | null;
+    healthIntervalMs?: number;
+    log?: Logger;
+    toolchain?: () => Toolchain | null;
+  } = {},
 ) {
   const server = new MeshServer({
     nodeId: 'wb-1',
@@ -74,6 +80,7 @@ async function startServer(
     handler,
     capacity: 2,
     healthIntervalMs: options.healthIntervalMs ?? 100,
+    ...(options.toolchain ? { toolchain: options.toolchain } : {}),
   });
   const address = await server.start({ host: '127.0.0.1', port: 0 });
   return { server, target: `127.0.0.1:${address.port}`, port: address.port };
@@ -176,6 +183,26 @@ t.test('a change of load is reported once it holds; a short call sends no frame'
   await eventually('its end is reported', () => peer.view().running === 0);
   t.same(reported, [0, 1, 0], 'the short call neither raised nor lowered the load seen');
 });
+
+t.test(
+  'the build toolchain reaches the peer view once known, without waiting for the period',
+  async (t) => {
+    let toolchain: Toolchain | null = null;
+    const { server, port } = await startServer({
+      healthIntervalMs: 600_000,
+      toolchain: () => toolchain,
+    });
+    t.teardown(() => server.close());
+    const peer = connect(port);
+    t.teardown(() => peer.close());
+    await eventually('peer healthy', () => peer.view().healthy);
+    t.notOk('toolchain' in peer.view(), 'not known yet: no toolchain, which cannot build');
+    toolchain = { status: 'probed', missing: ['git'] };
+    server.healthChanged();
+    await eventually('the toolchain is reported', () => peer.view().toolchain !== undefined);
+    t.same(peer.view().toolchain, { status: 'probed', missing: ['git'] });
+  },
+);
 
 t.test('a wrong or missing token is refused; the node keeps serving', async (t) => {
   const { server, target, port } = await startServer();

@@ -113,13 +113,101 @@ t.test('the table', async (t) => {
   for (const c of cases) {
     const pick = pickPeer(c.peers, c.preferred);
     t.equal(pick.kind, c.kind, `${c.name}: kind`);
-    if (c.key) t.equal(pick.kind !== 'none' && pick.peer.key, c.key, `${c.name}: peer`);
+    if (c.key) t.equal('peer' in pick && pick.peer.key, c.key, `${c.name}: peer`);
   }
 });
 
 t.test('a substitute names the node it replaces', async (t) => {
   const pick = pickPeer([a], 'wb-b');
-  t.same(pick, { kind: 'substitute', peer: a, preferredNodeId: 'wb-b' });
+  t.same(pick, { kind: 'substitute', peer: a, preferredNodeId: 'wb-b', reason: 'unavailable' });
+});
+
+t.test('a build goes only to a replica that reported every build tool', async (t) => {
+  const able = { toolchain: { status: 'probed', missing: [] } } as const;
+  const noNpm = { toolchain: { status: 'probed', missing: ['npm'] } } as const;
+  const failed = { toolchain: { status: 'probe_failed', reason: 'no sandbox' } } as const;
+  const x = peer('10.0.0.1:50060', 'wb-a', able);
+  const y = peer('10.0.0.2:50060', 'wb-b', noNpm);
+  const z = peer('10.0.0.3:50060', 'wb-c'); // no report: still probing, or an older version
+  const busyAble = peer('10.0.0.4:50060', 'wb-d', { ...able, running: 4, queued: 8 });
+  const cases: {
+    name: string;
+    peers: PeerView[];
+    preferred: string | null;
+    kind: string;
+    key?: string;
+    reason?: string;
+  }[] = [
+    {
+      name: 'holder can build: pinned',
+      peers: [x, y],
+      preferred: 'wb-a',
+      kind: 'pinned',
+      key: x.key,
+    },
+    {
+      name: 'holder cannot: a capable replica substitutes, however busy',
+      peers: [y, busyAble],
+      preferred: 'wb-b',
+      kind: 'substitute',
+      key: busyAble.key,
+      reason: 'cannot_build',
+    },
+    {
+      name: 'holder unknown (no report): substitute',
+      peers: [z, x],
+      preferred: 'wb-c',
+      kind: 'substitute',
+      key: x.key,
+      reason: 'cannot_build',
+    },
+    {
+      name: 'holder gone: substitute, as for any call',
+      peers: [x, peer(y.key, 'wb-b', { ...noNpm, healthy: false })],
+      preferred: 'wb-b',
+      kind: 'substitute',
+      key: x.key,
+      reason: 'unavailable',
+    },
+    {
+      name: 'no affinity: a capable one',
+      peers: [y, z, x],
+      preferred: null,
+      kind: 'unpinned',
+      key: x.key,
+    },
+    {
+      name: 'none can build',
+      peers: [y, z, peer('f:1', 'wb-f', failed)],
+      preferred: 'wb-b',
+      kind: 'incapable',
+    },
+    {
+      name: 'the only capable replica is unhealthy',
+      peers: [y, peer(x.key, 'wb-a', { ...able, healthy: false })],
+      preferred: null,
+      kind: 'incapable',
+    },
+    {
+      name: 'no healthy replica at all',
+      peers: [peer(x.key, 'wb-a', { ...able, connected: false })],
+      preferred: null,
+      kind: 'none',
+    },
+  ];
+  for (const c of cases) {
+    const pick = pickPeer(c.peers, c.preferred, { build: true });
+    t.equal(pick.kind, c.kind, `${c.name}: kind`);
+    if (c.key) t.equal('peer' in pick && pick.peer.key, c.key, `${c.name}: peer`);
+    if (c.reason) t.equal(pick.kind === 'substitute' && pick.reason, c.reason, `${c.name}: reason`);
+  }
+  const none = pickPeer([y, z], null, { build: true });
+  t.same(
+    none.kind === 'incapable' && none.peers.map((p) => p.nodeId),
+    ['wb-b', 'wb-c'],
+    'incapable lists the healthy replicas considered',
+  );
+  t.equal(pickPeer([y, z], 'wb-b').kind, 'pinned', 'other calls ignore the toolchain');
 });
 
 t.test('the input is not reordered', async (t) => {

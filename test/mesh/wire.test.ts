@@ -21,6 +21,30 @@ t.test('every frame kind survives the proto round trip', async (t) => {
     { kind: 'hello', nodeId: 'wb-1', nodeType: 'workbench', version: '0.1.0' },
     { kind: 'health', healthy: true, running: 2, queued: 1, capacity: 4 },
     {
+      kind: 'health',
+      healthy: true,
+      running: 0,
+      queued: 0,
+      capacity: 2,
+      toolchain: { status: 'probed', missing: [] },
+    },
+    {
+      kind: 'health',
+      healthy: true,
+      running: 0,
+      queued: 0,
+      capacity: 2,
+      toolchain: { status: 'probed', missing: ['npm', 'git'] },
+    },
+    {
+      kind: 'health',
+      healthy: false,
+      running: 0,
+      queued: 0,
+      capacity: 1,
+      toolchain: { status: 'probe_failed', reason: 'no_sandbox: bubblewrap is not usable' },
+    },
+    {
       kind: 'request',
       id: '1.1',
       method: 'workbench.dispatch',
@@ -41,6 +65,47 @@ t.test('every frame kind survives the proto round trip', async (t) => {
     { kind: 'cancel', id: '1.1' },
   ];
   for (const f of frames) t.same(roundTrip(f), { ok: true, frame: f }, f.kind);
+});
+
+t.test('health toolchains: absent is unknown, unknown tool names are dropped', async (t) => {
+  // A Health frame from a replica that predates the field: no toolchain, not "can build".
+  const old = decodeFrame(
+    method.requestDeserialize(
+      method.requestSerialize({ health: { healthy: true, running: 0, queued: 0, capacity: 1 } }),
+    ),
+  );
+  t.same(old, {
+    ok: true,
+    frame: { kind: 'health', healthy: true, running: 0, queued: 0, capacity: 1 },
+  });
+  t.notOk(old.ok && 'toolchain' in old.frame, 'no toolchain key at all');
+  const newer = decodeFrame(
+    method.requestDeserialize(
+      method.requestSerialize({
+        health: {
+          healthy: true,
+          capacity: 1,
+          toolchain: { missing: ['pnpm', 'npm', 'npm'], probeFailed: '' },
+        },
+      }),
+    ),
+  );
+  t.same(newer.ok && newer.frame.kind === 'health' && newer.frame.toolchain, {
+    status: 'probed',
+    missing: ['npm'],
+  });
+  // A probe failure with no reason still reads as a failure, never as "nothing missing".
+  const failed = roundTrip({
+    kind: 'health',
+    healthy: true,
+    running: 0,
+    queued: 0,
+    capacity: 1,
+    toolchain: { status: 'probe_failed', reason: '' },
+  });
+  t.match(failed.ok && failed.frame.kind === 'health' && failed.frame.toolchain, {
+    status: 'probe_failed',
+  });
 });
 
 t.test('malformed frames say what is wrong, with the id when there is one', async (t) => {

@@ -32,6 +32,8 @@ export interface DurableMeshOptions {
   nodes?: string[];
   /** Extra environment of every replica (`MEMQL_NODE_LIVENESS_MS`, say). */
   env?: Record<string, string>;
+  /** Extra environment of one replica, over `env` (its runner, say). */
+  replicaEnv?: (nodeId: string) => Record<string, string>;
   /** Arguments of every replica (`--shutdown-grace-ms=...`). */
   args?: string[];
   /** `MEMQL_DATABASE_URL` of the replicas, when they reach Postgres another way (a proxy). */
@@ -97,7 +99,11 @@ export class DurableMesh {
         env,
         nodeId,
         { host, port },
-        { ...extraEnv, ...DurableMesh.dbEnv(options, database.url, nodeId) },
+        {
+          ...extraEnv,
+          ...options.replicaEnv?.(nodeId),
+          ...DurableMesh.dbEnv(options, database.url, nodeId),
+        },
         options.args ?? [],
       );
       port = wb.port;
@@ -190,7 +196,11 @@ export class DurableMesh {
       this.env,
       nodeId,
       address,
-      { ...this.extraEnv, ...DurableMesh.dbEnv(this.options, this.databaseUrl, nodeId) },
+      {
+        ...this.extraEnv,
+        ...this.options.replicaEnv?.(nodeId),
+        ...DurableMesh.dbEnv(this.options, this.databaseUrl, nodeId),
+      },
       this.options.args ?? [],
     );
     this.replicas.set(nodeId, wb);
@@ -210,22 +220,29 @@ export class DurableMesh {
     return (await getLiveWorkspace(this.db, runId))?.nodeId ?? null;
   }
 
-  /** One `workbenchHost` call through the agent. */
+  /**
+   * One `workbenchHost` call through the agent, as alice, or as `subject` (a
+   * `system:` subject is a system authority, minted in the agent process).
+   */
   dispatch(
     runId: string,
     action: string,
     args: Record<string, unknown>,
-    extra: { callId?: string } = {},
+    extra: { callId?: string; subject?: string } = {},
   ): Promise<HarnessOutcome> {
     this.task += 1;
-    return this.agent.dispatch({
-      action,
-      args,
-      runId,
-      agentId: 'agent',
-      taskId: `task-${this.task}`,
-      ...extra,
-    });
+    const { subject, ...rest } = extra;
+    return this.agent.dispatch(
+      {
+        action,
+        args,
+        runId,
+        agentId: 'agent',
+        taskId: `task-${this.task}`,
+        ...rest,
+      },
+      subject,
+    );
   }
 
   /** The workspace rows of a run, oldest first. */

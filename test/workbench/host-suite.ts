@@ -272,11 +272,12 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       user,
     );
     t.equal(code(build), 'build_not_permitted');
+    // A run that does not resolve: past the gate, refused before anything runs.
     const sysBuild = await host.handleDispatch(
-      parsedEnvelope({ action: 'build', args: {}, runId: 'run-1', agentId: 'a', taskId: 't' }),
+      parsedEnvelope({ action: 'build', args: {}, runId: 'no-run', agentId: 'a', taskId: 't' }),
       systemAuthority('system:deploy'),
     );
-    t.not(code(sysBuild), 'build_not_permitted', 'a system authority passes the gate');
+    t.equal(code(sysBuild), 'workspace_owner_unresolved', 'a system authority passes the gate');
   });
 
   t.test('a run that does not resolve writes nothing', async (t) => {

@@ -1,12 +1,13 @@
 /**
  * The workbench's actions on a run's workspace: the file actions (`fs_*`), `exec`'s
- * preparation and sandbox run, `fetch` into the workspace, `promote_artifact` (and the
+ * preparation and sandbox run, `build`'s command (queued as an `exec` is), `fetch` into the workspace, `promote_artifact` (and the
  * expected outputs of `exec`, promoted the same way), and the
  * path rules they share with sync (safe paths, the kernel's path limits, tree removal).
  * The only door into the room: files outside `actions/` import from here.
  *
  * @module
  */
+export { BUILD_ENV, buildCommandText, prepareBuild, shellWord } from './build.js';
 export {
   type ExecDeps,
   type ExecPayload,
