@@ -52,7 +52,8 @@ export type CliCommand =
   | { kind: 'mcp' }
   | { kind: 'tokens-create'; userId: string; label?: string }
   | { kind: 'tokens-list'; userId?: string }
-  | { kind: 'tokens-revoke'; tokenId: string };
+  | { kind: 'tokens-revoke'; tokenId: string }
+  | { kind: 'build'; runId: string; ref?: string; script?: string };
 
 /** Options every subcommand accepts. */
 export interface GlobalOptions {
@@ -101,6 +102,8 @@ const OPTIONS = {
   before: { type: 'string' },
   label: { type: 'string' },
   user: { type: 'string' },
+  ref: { type: 'string' },
+  script: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -137,6 +140,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'tokens-create': ['label'],
   'tokens-list': ['user'],
   'tokens-revoke': [],
+  build: ['ref', 'script'],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -323,6 +327,15 @@ function parseCommand(
       }
       throw new UsageError(`tokens: expected create, ls or revoke, not "${sub ?? ''}"`);
     }
+    case 'build': {
+      const [runId] = take(all, ['<runId>'], 'build');
+      return {
+        kind: 'build',
+        runId: runId!,
+        ...(v.ref === undefined ? {} : { ref: v.ref }),
+        ...(v.script === undefined ? {} : { script: v.script }),
+      } as const;
+    }
     default:
       throw new UsageError(`unknown command "${group}"`);
   }
@@ -387,7 +400,7 @@ export function parseCli(
   const allowed = new Set<string>([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[command.kind]]);
   const stray = Object.keys(v).find((name) => !allowed.has(name));
   if (stray !== undefined) {
-    throw new UsageError(`--${stray} does not apply to "${before.slice(0, 2).join(' ')}"`);
+    throw new UsageError(`--${stray} does not apply to "${command.kind.replace('-', ' ')}"`);
   }
   const url = v.url ?? env.MEMQL_URL;
   const token = v.token ?? env.MEMQL_TOKEN;

@@ -149,6 +149,8 @@ async function runCommand(
     }
     case 'exec':
       return exec(command, global, client, io, signal);
+    case 'build':
+      return build(command, global, client, io, signal);
     case 'commands-get': {
       const record = await client.getCommand(command.commandId);
       if (global.json) {
@@ -284,13 +286,20 @@ async function exec(
   const args = stdin === '' ? request : { ...request, stdin };
   const result = await client.dispatchStream(
     { action: 'exec', args, runId, agentId: global.agentId, taskId: global.taskId },
-    {
-      signal,
-      onOutput: (stream, chunk) => {
-        if (!global.json) (stream === 'stdout' ? io.stdout : io.stderr).write(chunk);
-      },
-    },
+    { signal, onOutput: liveOutput(global, io) },
   );
+  return reportCommand(result, global, io);
+}
+
+/** Writes a command's output to ours as it comes (not with --json). */
+function liveOutput(global: CliInvocation['global'], io: CliIo) {
+  return (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+    if (!global.json) (stream === 'stdout' ? io.stdout : io.stderr).write(chunk);
+  };
+}
+
+/** Says how a command that ran ended (what its output did not) and gives its exit code. */
+function reportCommand(result: DispatchResult, global: CliInvocation['global'], io: CliIo) {
   const payload = payloadOf<ExecPayload>(result);
   if (global.json) json(io.stdout, payload);
   else if (payload.timedOut) io.stderr.write(`memql: command ${payload.commandId} timed out\n`);
@@ -303,6 +312,22 @@ async function exec(
   }
   if (!global.json && payload.outputs) io.stderr.write(formatOutputs(payload.outputs));
   return execExitCode(payload);
+}
+
+/** `memql build`: the operator's package build, streamed like exec. */
+async function build(
+  command: Extract<CliCommand, { kind: 'build' }>,
+  global: CliInvocation['global'],
+  client: WorkbenchClient,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
+  const { kind: _kind, runId, ...request } = command;
+  const result = await client.build(runId, request, {
+    signal,
+    onOutput: liveOutput(global, io),
+  });
+  return reportCommand(result, global, io);
 }
 
 /**

@@ -56,6 +56,10 @@ tokens (with an operator credential as --token; npm start keeps one in
   memql tokens create <userId> [--label TEXT]            prints the new token once
   memql tokens ls [--user USERID]                        ids, never secrets
   memql tokens revoke <tokenId>
+  memql build <runId> [--ref REF] [--script NAME]
+      a package build in the run's workspace: git checkout REF (when given), npm ci,
+      npm run NAME (default build), as uid 10001 without network, on a replica that
+      has node, npm and git; streams the output, exits like exec
 
 MCP
   memql mcp        an MCP server on stdin/stdout for desktop and IDE agents: the

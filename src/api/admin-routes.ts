@@ -3,13 +3,15 @@
  * through the running node (so a second process never has to open its database).
  * They accept only an operator credential (`create-operator-token` of the agent
  * binary; `npm start` keeps one in its data directory); a user token is refused with
- * 403 `forbidden`, and an operator credential authenticates nothing else.
+ * 403 `forbidden` (`build_not_permitted` on the build route), and an operator
+ * credential authenticates nothing else.
  *
  * | route | answer |
  * |---|---|
  * | `POST /v1/admin/tokens` `{userId, label?}` | 201 `{token: {id, userId, label, createdAt, revokedAt}, secret}` |
  * | `GET /v1/admin/tokens?userId=` | `{tokens}`, newest first, never a secret |
  * | `DELETE /v1/admin/tokens/:id` | `{token, revoked}`; an unknown id is 404 |
+ * | `POST /v1/admin/runs/:runId/build[/stream]` `{ref?, script?, callId?}` | a dispatch result (see `build-route.ts`) |
  *
  * @module
  */
@@ -29,6 +31,7 @@ import {
 import type { Logger } from '../telemetry/logger.js';
 import type { ApiDeps } from './api-deps.js';
 import { bearerToken } from './auth.js';
+import { BUILD_ROUTE, serveBuild } from './build-route.js';
 import {
   ApiError,
   BODY_LIMIT_BYTES,
@@ -41,8 +44,29 @@ import {
 /** User ids a token may be made for: printable ASCII without spaces. */
 const USER_ID = /^[\x21-\x7e]{1,200}$/;
 
+/** What a user token gets on an admin route: 403 with this code and message. */
+interface UserTokenRefusal {
+  readonly code: 'forbidden' | 'build_not_permitted';
+  readonly message: string;
+}
+
+const TOKENS_REFUSAL: UserTokenRefusal = {
+  code: 'forbidden',
+  message: 'forbidden: /v1/admin needs an operator credential; a user token cannot manage tokens',
+};
+
+const BUILD_REFUSAL: UserTokenRefusal = {
+  code: 'build_not_permitted',
+  message:
+    'build_not_permitted: a package build runs under system authority, which only an operator credential (create-operator-token of the agent binary) obtains; a user token cannot build',
+};
+
 /** The operator credential's id, or a 401/403 that says what is needed. */
-export async function authenticateOperator(q: Queryable, req: IncomingMessage): Promise<string> {
+export async function authenticateOperator(
+  q: Queryable,
+  req: IncomingMessage,
+  userTokenRefusal: UserTokenRefusal = TOKENS_REFUSAL,
+): Promise<string> {
   const token = bearerToken(req.headers.authorization);
   if (token === null) {
     throw new ApiError(
@@ -54,11 +78,7 @@ export async function authenticateOperator(q: Queryable, req: IncomingMessage): 
   const operator = await resolveOperatorCredential(q, token);
   if (operator !== null) return operator;
   if ((await resolveApiToken(q, token)) !== null) {
-    throw new ApiError(
-      403,
-      'forbidden',
-      'forbidden: /v1/admin needs an operator credential; a user token cannot manage tokens',
-    );
+    throw new ApiError(403, userTokenRefusal.code, userTokenRefusal.message);
   }
   throw new ApiError(
     401,
@@ -86,8 +106,13 @@ export async function serveAdmin(
   query: URLSearchParams,
   log: Logger,
 ): Promise<void> {
-  const operator = await authenticateOperator(deps.db, req);
+  const build = BUILD_ROUTE.exec(path);
+  const operator = await authenticateOperator(deps.db, req, build ? BUILD_REFUSAL : TOKENS_REFUSAL);
   const method = req.method ?? 'GET';
+  if (build && method === 'POST') {
+    const match = { runId: decodeURIComponent(build[1]!), stream: build[2] !== undefined };
+    return serveBuild(deps, req, res, operator, match, log);
+  }
   if (path === '/v1/admin/tokens' && method === 'POST') {
     const body = await readJsonObject(req, BODY_LIMIT_BYTES);
     rejectUnknownFields(body, ['userId', 'label']);

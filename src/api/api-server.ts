@@ -24,7 +24,7 @@
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
  * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
  * | `GET /metrics`, `GET /console` | no token |
- * | `/v1/admin/tokens` | users' API tokens, with an operator credential (see `admin-routes.ts`) |
+ * | `/v1/admin/tokens`, `/v1/admin/runs/:runId/build` | users' API tokens and package builds, with an operator credential (see `admin-routes.ts`) |
  * | `POST /mcp` | MCP over Streamable HTTP, stateless (see `src/mcp`); bearer token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.

@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { ServerResponse } from 'node:http';
 import type { OutputSink } from '../contract/index.js';
 import {
   type DispatchResult,
@@ -20,16 +21,50 @@ import {
   resultFromError,
 } from '../contract/index.js';
 import { getRunForOwner } from '../store/index.js';
+import type { Logger } from '../telemetry/logger.js';
 import type { RouteContext } from './api-deps.js';
 import { DISPATCH_BODY_LIMIT_BYTES, errorAnswer, readJson, sendJson } from './http-io.js';
 
 /** Aborts when the caller goes away before the answer is complete. */
-function abortOnDisconnect(ctx: RouteContext): AbortController {
+export function abortOnDisconnect(res: ServerResponse): AbortController {
   const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
   });
   return controller;
+}
+
+/**
+ * Answers `application/x-ndjson`: an output line per chunk `work` reports, then exactly
+ * one result line. The 200 goes out first, so a failure of `work` (the database, say)
+ * still ends in one result line.
+ */
+export async function sendResultStream(
+  res: ServerResponse,
+  log: Logger,
+  work: (onOutput: OutputSink) => Promise<DispatchResult>,
+): Promise<void> {
+  res.writeHead(200, {
+    'content-type': 'application/x-ndjson; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.flushHeaders();
+  const line = (value: unknown) => {
+    if (!res.destroyed && !res.writableEnded) res.write(`${JSON.stringify(value)}\n`);
+  };
+  let result: DispatchResult;
+  try {
+    result = await work((stream, chunk) =>
+      line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
+    );
+  } catch (err) {
+    const { code, message } = errorAnswer(err);
+    if (code === 'internal') log.error({ err }, 'stream dispatch failed');
+    result = errorResult(code, message);
+  }
+  line({ type: 'result', result });
+  if (!res.destroyed) res.end();
 }
 
 /**
@@ -68,7 +103,7 @@ async function dispatchOwned(
 /** `POST /v1/dispatch`. */
 export async function dispatchRoute(ctx: RouteContext): Promise<void> {
   const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
-  const controller = abortOnDisconnect(ctx);
+  const controller = abortOnDisconnect(ctx.res);
   const result = await dispatchOwned(ctx, body, { signal: controller.signal });
   if (!ctx.res.destroyed) sendJson(ctx.res, 200, result);
 }
@@ -76,30 +111,8 @@ export async function dispatchRoute(ctx: RouteContext): Promise<void> {
 /** `POST /v1/dispatch/stream`. */
 export async function dispatchStreamRoute(ctx: RouteContext): Promise<void> {
   const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
-  const controller = abortOnDisconnect(ctx);
-  const { res } = ctx;
-  res.writeHead(200, {
-    'content-type': 'application/x-ndjson; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-  });
-  res.flushHeaders();
-  const line = (value: unknown) => {
-    if (!res.destroyed && !res.writableEnded) res.write(`${JSON.stringify(value)}\n`);
-  };
-  let result: DispatchResult;
-  try {
-    result = await dispatchOwned(ctx, body, {
-      signal: controller.signal,
-      onOutput: (stream, chunk) =>
-        line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
-    });
-  } catch (err) {
-    // The 200 is already sent: a failure (the database, say) still ends in one result line.
-    const { code, message } = errorAnswer(err);
-    if (code === 'internal') ctx.log.error({ err }, 'stream dispatch failed');
-    result = errorResult(code, message);
-  }
-  line({ type: 'result', result });
-  if (!res.destroyed) res.end();
+  const controller = abortOnDisconnect(ctx.res);
+  await sendResultStream(ctx.res, ctx.log, (onOutput) =>
+    dispatchOwned(ctx, body, { signal: controller.signal, onOutput }),
+  );
 }

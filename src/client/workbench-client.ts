@@ -59,6 +59,16 @@ export interface DispatchStreamOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What {@link WorkbenchClient.build} builds. */
+export interface BuildRequest {
+  /** Git ref to check out first; the workspace's current checkout when omitted. */
+  readonly ref?: string;
+  /** npm script to run after `npm ci`; `build` when omitted. */
+  readonly script?: string;
+  /** An id for the call, recorded with it (and its audit events). */
+  readonly callId?: string;
+}
+
 /** Options of an artifact download. */
 export interface DownloadOptions {
   /** Where the bytes go: a file path (created or replaced) or a writable stream (left open). */
@@ -207,6 +217,30 @@ export class WorkbenchClient {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (response.body === null) throw notShaped('/v1/dispatch/stream', 'a stream');
+    return readDispatchStream(
+      response.body as AsyncIterable<Uint8Array>,
+      options.onOutput ?? (() => {}),
+    );
+  }
+
+  /**
+   * A package build in run `runId` (operator credential only; a user token is refused
+   * with `build_not_permitted`): checks out `ref` when given, runs `npm ci` and the npm
+   * script `script` (default `build`) on a replica that can build. Live output as for
+   * {@link dispatchStream}; the result is shaped like an `exec` result.
+   */
+  async build(
+    runId: string,
+    request: BuildRequest = {},
+    options: DispatchStreamOptions = {},
+  ): Promise<DispatchResult> {
+    const path = `/v1/admin/runs/${enc(runId)}/build/stream`;
+    const response = await this.send('POST', path, {
+      body: request,
+      raw: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (response.body === null) throw notShaped(path, 'a stream');
     return readDispatchStream(
       response.body as AsyncIterable<Uint8Array>,
       options.onOutput ?? (() => {}),

@@ -117,6 +117,11 @@ t.test('every subcommand parses into its command', async (t) => {
       { kind: 'artifacts-download', artifactId: 'a1', out: 'f', progress: true },
     ],
     [['fleet'], { kind: 'fleet' }],
+    [['build', 'r1'], { kind: 'build', runId: 'r1' }],
+    [
+      ['build', 'r1', '--ref', 'v1.2.0', '--script', 'dist'],
+      { kind: 'build', runId: 'r1', ref: 'v1.2.0', script: 'dist' },
+    ],
   ];
   for (const [argv, expected] of table) t.same(cmd(...argv), expected, argv.join(' '));
 });
@@ -187,6 +192,9 @@ t.test('usage errors say what is wrong', async (t) => {
     [['runs', 'get', 'r1', '--out', 'x'], '--out does not apply to "runs get"'],
     [['workspaces', '--bogus'], "Unknown option '--bogus'"],
     [['fs', 'ls', 'r1', '--', 'x'], '"--" is only for exec'],
+    [['build'], 'build: missing <runId>'],
+    [['build', 'r1', 'main'], 'build: unexpected argument "main"'],
+    [['build', 'r1', '--cwd', 'x'], '--cwd does not apply to "build"'],
   ];
   for (const [argv, message] of cases)
     t.ok(usageError(argv, message), `${argv.join(' ')} → ${message}`);
