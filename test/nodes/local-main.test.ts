@@ -61,14 +61,22 @@ t.test('with MEMQL_METRICS_LISTEN the queue metrics are served', async (t) => {
   const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
   t.teardown(() => rm(cwd, { recursive: true, force: true }));
   let body = '';
-  const run = await startAndStop(cwd, { MEMQL_METRICS_LISTEN: '127.0.0.1:0' }, async (stdout) => {
-    const line = stdout
+  const served = (stdout: string) =>
+    stdout
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { msg?: string; url?: string })
       .find((l) => l.msg === 'metrics served');
-    if (line?.url) body = await (await fetch(new URL('/metrics', line.url))).text();
-  });
+  const run = await startAndStop(
+    cwd,
+    { MEMQL_METRICS_LISTEN: '127.0.0.1:0' },
+    async (stdout, _pid, more) => {
+      // The log line may come just after the banner: wait for it, as output arrives.
+      let line = served(stdout);
+      while (line === undefined) line = served(await more());
+      if (line.url) body = await (await fetch(new URL('/metrics', line.url))).text();
+    },
+  );
   t.equal(run.code, 0);
   t.match(body, 'memql_workspace_command_queue_depth');
 });

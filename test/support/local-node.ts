@@ -32,7 +32,12 @@ export function finished(
 export async function startAndStop(
   cwd: string,
   env: Record<string, string> = {},
-  whileUp: (stdout: string, pid: number) => Promise<void> = async () => {},
+  whileUp: (
+    stdout: string,
+    pid: number,
+    /** All of stdout so far, once more of it has come (a log line may follow "ready."). */
+    more: () => Promise<string>,
+  ) => Promise<void> = async () => {},
 ) {
   const child = spawn(process.execPath, [localMain], {
     cwd,
@@ -55,7 +60,9 @@ export async function startAndStop(
     child.stdout?.on('data', onData);
     child.on('exit', done);
   });
-  if (ready) await whileUp(out.stdout, child.pid!);
+  const more = () =>
+    new Promise<string>((next) => child.stdout?.once('data', () => next(out.stdout)));
+  if (ready) await whileUp(out.stdout, child.pid!, more);
   child.kill('SIGINT');
   const code = await exited;
   return { ready, code, stdout: out.stdout, stderr: out.stderr };
