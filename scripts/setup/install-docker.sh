@@ -49,6 +49,11 @@ dockerd_alive() {
   grep -q '^Name:[[:space:]]*dockerd$' "/proc/$1/status" || return 1
   ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
 }
+# A live process with this pid, whatever its name (not a zombie).
+child_alive() {
+  [ -r "/proc/$1/status" ] || return 1
+  ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
+}
 
 # overlay2 when an overlay mount works beside /var/lib/docker, else vfs.
 storage_driver() {
@@ -85,7 +90,9 @@ else
       say "dockerd (pid $dockerd_pid) answered after ${i}s"
       break
     fi
-    dockerd_alive "$dockerd_pid" || fail "dockerd exited during startup"
+    # Our own child: alive while it runs, whatever its name shows yet (the forked shell
+    # and nohup come before dockerd's exec).
+    child_alive "$dockerd_pid" || fail "dockerd exited during startup"
     sleep 1
   done
   daemon_up || fail "dockerd did not answer on $SOCKET within ${WAIT_SECONDS}s"

@@ -96,6 +96,21 @@ export const ERROR_CODES = {
       'No healthy workbench replica can run a build: none reported node, npm and git in its sandbox. The payload lists each replica and what it lacks; nothing ran.',
     category: 'environment',
   },
+  consent_required: {
+    meaning:
+      'The call needs a worker host (the workbench cannot provide what it needs) and the user has not given that worker the scope it takes. A consent request was recorded (payload consentRequest); the user approves it, then the same call runs. Nothing ran.',
+    category: 'policy',
+  },
+  kill_switch_engaged: {
+    meaning:
+      'The call would run on a worker host and the user has turned computer use off (the kill switch). Nothing ran, and no consent request was made; only the user can turn it back on.',
+    category: 'policy',
+  },
+  worker_unavailable: {
+    meaning:
+      "The workbench cannot provide what the call needs and no connected worker host of the caller's does either; the payload names what is missing and each worker. Start a worker that provides it. Nothing ran.",
+    category: 'environment',
+  },
   fetch_blocked: {
     meaning: 'The fetch target is refused by policy (for example a private or internal address).',
     category: 'policy',

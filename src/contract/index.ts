@@ -62,3 +62,4 @@ export * from './result.js';
 export * from './run-id.js';
 export * from './tool-definition.js';
 export * from './wire-shapes.js';
+export * from './worker-consent.js';

@@ -8,6 +8,7 @@
  */
 
 import { type ErrorCode, WorkbenchError } from './errors.js';
+import type { WorkerRouting } from './worker-consent.js';
 
 /** A call that did what it was asked. */
 export interface DispatchSuccess<P = unknown> {
@@ -15,6 +16,8 @@ export interface DispatchSuccess<P = unknown> {
   readonly ok: true;
   /** The action's answer (file content, listing, command outcome, ...). */
   readonly payload: P;
+  /** Set when the call ran on a worker host instead of the workbench. */
+  readonly routing?: WorkerRouting;
 }
 
 /** A call that was refused or failed; `errorCode` is what callers match on. */
@@ -27,6 +30,8 @@ export interface DispatchFailure {
   readonly message: string;
   /** Structured detail, when the code defines one (e.g. `environment_mismatch`). */
   readonly payload?: unknown;
+  /** Set when the call was sent to a worker host and failed there. */
+  readonly routing?: WorkerRouting;
 }
 
 /** The answer to one dispatch. */

@@ -7,11 +7,17 @@
  * @module
  */
 
-import { isBuildTool, type OutputStream, type Toolchain } from '../contract/index.js';
+import {
+  isBuildTool,
+  type OutputStream,
+  offeredNeeds,
+  type Toolchain,
+  type WorkerOffer,
+} from '../contract/index.js';
 import { MAX_FRAME_BYTES, MAX_REQUEST_ID_CHARS } from './limits.js';
 
 /** The node types that speak the mesh. */
-export type NodeType = 'agent' | 'workbench';
+export type NodeType = 'agent' | 'workbench' | 'worker';
 
 /** Who is on the other end; the first frame each side sends. */
 export interface HelloFrame {
@@ -19,6 +25,8 @@ export interface HelloFrame {
   readonly nodeId: string;
   readonly nodeType: string;
   readonly version: string;
+  /** A worker host's offer; absent from other node types. */
+  readonly worker?: WorkerOffer;
 }
 
 /** Whether the sender takes work, and how loaded it is. */
@@ -169,6 +177,24 @@ function toolchainOf(value: unknown): Toolchain | null {
   return { status: 'probed', missing: [...new Set(missing)] };
 }
 
+/** Longest OS name kept from a worker's hello, characters. */
+const MAX_OS_CHARS = 32;
+
+/** A worker's offer from its hello; null when the sender set none. */
+function workerOfferOf(value: unknown): WorkerOffer | null {
+  const body = obj(value);
+  if (body === null) return null;
+  const provides = Array.isArray(body.provides)
+    ? body.provides.filter((v): v is string => typeof v === 'string')
+    : [];
+  return {
+    os: str(body.os).slice(0, MAX_OS_CHARS),
+    // Names outside the closed set are not needs anything checks: dropped.
+    provides: offeredNeeds(provides),
+    capacity: count(body.capacity),
+  };
+}
+
 function bytes(value: unknown): Buffer {
   return Buffer.isBuffer(value) ? value : Buffer.alloc(0);
 }
@@ -194,7 +220,8 @@ export function decodeFrame(message: unknown): DecodedFrame {
   if (body === null) return bad('no frame kind is set');
   const id = str(body.id).slice(0, MAX_REQUEST_ID_CHARS);
   switch (kind) {
-    case 'hello':
+    case 'hello': {
+      const worker = workerOfferOf(body.worker);
       return {
         ok: true,
         frame: {
@@ -202,8 +229,10 @@ export function decodeFrame(message: unknown): DecodedFrame {
           nodeId: str(body.nodeId),
           nodeType: str(body.nodeType),
           version: str(body.version),
+          ...(worker ? { worker } : {}),
         },
       };
+    }
     case 'health': {
       const toolchain = toolchainOf(body.toolchain);
       return {
@@ -272,7 +301,22 @@ export function decodeFrame(message: unknown): DecodedFrame {
 export function encodeFrame(frame: Frame): Raw {
   switch (frame.kind) {
     case 'hello':
-      return { hello: { nodeId: frame.nodeId, nodeType: frame.nodeType, version: frame.version } };
+      return {
+        hello: {
+          nodeId: frame.nodeId,
+          nodeType: frame.nodeType,
+          version: frame.version,
+          ...(frame.worker
+            ? {
+                worker: {
+                  os: frame.worker.os,
+                  provides: [...frame.worker.provides],
+                  capacity: frame.worker.capacity,
+                },
+              }
+            : {}),
+        },
+      };
     case 'health':
       return {
         health: {
