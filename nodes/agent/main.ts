@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     local,
     readAffinity: affinityReader(db),
     version: packageVersion(),
+    db,
   });
   const api = await startApiServer(
     {

@@ -15,10 +15,18 @@ import {
   PeerRegistry,
   type PeerRegistryOptions,
   type PeerResolver,
+  WorkerHub,
 } from '../mesh/index.js';
+import {
+  type Db,
+  recordWorkerConnected,
+  recordWorkerDisconnected,
+  resolveApiToken,
+} from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';
+import { WorkerReroute } from './worker-reroute.js';
 
 /** The node type agent nodes route workbench calls to. */
 export const WORKBENCH_PEER_TYPE = 'workbench';
@@ -46,6 +54,12 @@ export interface AgentNodeDeps {
    * process with its own workbench and nothing to probe over gRPC, passes false.
    */
   readonly serveGrpc?: boolean;
+  /**
+   * The database, for worker hosts: with it (and the gRPC server), worker hosts may
+   * connect to this node's `NodeService.Stream` with their users' API tokens, and calls
+   * the workbench cannot serve are rerouted to them through the consent gate.
+   */
+  readonly db?: Db;
 }
 
 /** A running agent node. */
@@ -55,6 +69,8 @@ export interface AgentNode {
   readonly registry: PeerRegistry | null;
   /** Where `grpc.health.v1` is served; null when it is not. */
   readonly grpcAddress: ListenAddress | null;
+  /** The worker hosts connected here; null when this node takes none. */
+  readonly workers: WorkerHub | null;
   /** Stops the registry and the server. */
   close(): Promise<void>;
 }
@@ -103,6 +119,8 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     if (deps.local === null)
       throw new Error('an in-process workbench is needed: not remote, or fallback on');
   }
+  const workers =
+    deps.serveGrpc !== false && deps.db !== undefined ? workerHub(deps.db, deps, log) : null;
   const dispatcher = new AgentDispatcher({
     remote: config.workbenchRemote,
     localFallback: config.workbenchLocalFallback,
@@ -114,12 +132,16 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     peerType: WORKBENCH_PEER_TYPE,
     log,
     ...(deps.peerWaitMs !== undefined ? { peerWaitMs: deps.peerWaitMs } : {}),
+    ...(workers && deps.db
+      ? { reroute: new WorkerReroute({ db: deps.db, links: workers, log }) }
+      : {}),
   });
   if (deps.serveGrpc === false) {
     return {
       dispatcher,
       registry,
       grpcAddress: null,
+      workers: null,
       async close() {
         registry?.close();
       },
@@ -135,6 +157,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     tls: config.mesh.tls?.identity ? config.mesh.tls : null,
     log,
     handler: null,
+    ...(workers ? { acceptStream: workers.accept } : {}),
   });
   let grpcAddress: ListenAddress;
   try {
@@ -147,9 +170,48 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     dispatcher,
     registry,
     grpcAddress,
+    workers,
     async close() {
       registry?.close();
+      workers?.close();
       await server.close();
     },
   };
+}
+
+/** The hub worker hosts connect to, recording each connection in the store. */
+function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): WorkerHub {
+  const agentNodeId = deps.config.nodeId;
+  // One worker's records are written in order, so a quick reconnect cannot be
+  // overtaken by the record of the stream it replaced.
+  const chains = new Map<string, Promise<void>>();
+  const record = (key: string, what: string, work: () => Promise<void>) => {
+    const next = (chains.get(key) ?? Promise.resolve())
+      .then(work)
+      .catch((err: unknown) => log.warn({ err }, `recording a worker's ${what} failed`))
+      .finally(() => {
+        if (chains.get(key) === next) chains.delete(key);
+      });
+    chains.set(key, next);
+  };
+  return new WorkerHub({
+    self: { nodeId: agentNodeId, nodeType: 'agent', version: deps.version },
+    authenticate: (token) => resolveApiToken(db, token),
+    onConnected: (link) =>
+      record(`${link.userId}\n${link.workerId}`, 'connection', () =>
+        recordWorkerConnected(db, {
+          ownerUserId: link.userId,
+          workerId: link.workerId,
+          os: link.offer.os,
+          provides: [...link.offer.provides],
+          version: link.version,
+          agentNodeId,
+        }),
+      ),
+    onDisconnected: (link) =>
+      record(`${link.userId}\n${link.workerId}`, 'disconnection', () =>
+        recordWorkerDisconnected(db, link.userId, link.workerId, agentNodeId),
+      ),
+    log,
+  });
 }

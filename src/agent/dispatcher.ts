@@ -45,6 +45,7 @@ import {
 import type { Logger } from '../telemetry/logger.js';
 import { noWorkbenchPeer } from './no-peer.js';
 import type { WorkbenchRouter } from './router.js';
+import type { WorkerReroute } from './worker-reroute.js';
 
 /** How long a remote call waits for some replica to become healthy before refusing, ms. */
 export const PEER_WAIT_MS = 2_000;
@@ -76,6 +77,11 @@ export interface AgentDispatcherOptions {
   readonly log: Logger;
   /** Default {@link PEER_WAIT_MS}. */
   readonly peerWaitMs?: number;
+  /**
+   * Sends calls the workbench cannot serve (`environment_mismatch`) to the caller's
+   * worker hosts, through the consent gate. Absent: the mismatch is the answer.
+   */
+  readonly reroute?: WorkerReroute;
 }
 
 /** Where a call went. */
@@ -93,7 +99,9 @@ export type Route =
       readonly pick: 'pinned' | 'substitute' | 'unpinned';
       /** The run's previous replica, on a substitute pick. */
       readonly previousNodeId?: string;
-    };
+    }
+  /** Sent to a worker host of the caller's (the workbench could not serve it). */
+  | { readonly kind: 'worker'; readonly workerId: string };
 
 /** A result and the route that produced it. */
 export interface DispatchOutcome {
@@ -135,7 +143,17 @@ export class AgentDispatcher {
     options: DispatchCallOptions = {},
   ): Promise<DispatchOutcome> {
     const refused = admitEnvelope(envelope, authority);
-    if (refused) return { result: refused, route: REFUSED };
+    if (refused) {
+      const reroute = this.options.reroute;
+      if (refused.errorCode !== 'environment_mismatch' || reroute === undefined) {
+        return { result: refused, route: REFUSED };
+      }
+      const outcome = await reroute.reroute(envelope, authority, refused, options);
+      return {
+        result: outcome.result,
+        route: outcome.workerId === null ? REFUSED : { kind: 'worker', workerId: outcome.workerId },
+      };
+    }
     const wire = authorityToWire(authority);
     if (wire === null) {
       return {

@@ -20,5 +20,8 @@ export * from './peer-registry.js';
 export * from './proto.js';
 export type * from './server-session.js';
 export { responseFrame } from './server-session.js';
+export * from './stream-caller.js';
 export * from './wire-authority.js';
 export * from './workbench-service.js';
+export * from './worker-hub.js';
+export * from './worker-method.js';

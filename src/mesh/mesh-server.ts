@@ -68,6 +68,12 @@ export interface MeshServerOptions {
   readonly log: Logger;
   /** Answers requests; `null` for a node that serves only health. */
   readonly handler: RequestHandler | null;
+  /**
+   * Takes `NodeService.Stream` calls itself instead of a request handler: the agent's
+   * worker hub, whose streams are opened by worker hosts and authenticated by their
+   * users' API tokens rather than the mesh token. Ignored when `handler` is set.
+   */
+  readonly acceptStream?: (call: ServerDuplexStream<unknown, unknown>) => void;
   /** Calls the node runs at once, reported in health frames. Default 1. */
   readonly capacity?: number;
   /**
@@ -130,6 +136,11 @@ export class MeshServer {
         tolerantService(protos.nodeService, maxFrameBytes),
         this.streamImplementation(options.handler),
       );
+      this.health.set(NODE_SERVICE_NAME, 'NOT_SERVING');
+    } else if (options.acceptStream) {
+      this.server.addService(tolerantService(protos.nodeService, maxFrameBytes), {
+        Stream: options.acceptStream,
+      });
       this.health.set(NODE_SERVICE_NAME, 'NOT_SERVING');
     }
   }

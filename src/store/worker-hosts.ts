@@ -66,21 +66,20 @@ export async function recordWorkerConnected(
 }
 
 /**
- * Records that a worker's stream ended, unless it has connected again since (to this
- * agent or another: its row then names the newer connection).
+ * Records that a worker's stream to `agentNodeId` ended, unless it has connected to
+ * another agent since (its row then names that one). The agent records one worker's
+ * connections and disconnections in order.
  */
 export async function recordWorkerDisconnected(
   q: Queryable,
   ownerUserId: string,
   workerId: string,
   agentNodeId: string,
-  connectedAt: Date,
 ): Promise<void> {
   await q.execute(
     `update worker_host set disconnected_at = now()
-     where owner_user_id = $1 and worker_id = $2 and agent_node_id = $3
-       and connected_at <= $4 and disconnected_at is null`,
-    [ownerUserId, workerId, agentNodeId, connectedAt.toISOString()],
+     where owner_user_id = $1 and worker_id = $2 and agent_node_id = $3 and disconnected_at is null`,
+    [ownerUserId, workerId, agentNodeId],
   );
 }
 

@@ -1,0 +1,126 @@
+/**
+ * The calling side of requests over one stream, whichever side opened it: ids, the
+ * pending answers, output routed to its request, cancels sent when a caller's signal
+ * aborts, and every pending request failed at once when the stream goes. The agent
+ * calls worker hosts through it over streams the workers opened.
+ *
+ * @module
+ */
+
+import type { OutputSink } from '../contract/index.js';
+import type { FrameWriter } from './frame-writer.js';
+import type { OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
+import { MAX_FRAME_BYTES } from './limits.js';
+import { type PeerRequestOptions, PeerUnavailableError } from './peer-connection.js';
+
+interface Pending {
+  resolve(frame: ResponseFrame): void;
+  reject(err: PeerUnavailableError): void;
+  onOutput?: OutputSink;
+}
+
+/** Requests over one stream, matched to their answers by id. */
+export class StreamCaller {
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 0;
+  private failed: string | null = null;
+
+  /**
+   * @param writer - the stream's writer.
+   * @param name - the other side, as messages name it.
+   */
+  constructor(
+    private readonly writer: FrameWriter,
+    private readonly name: string,
+  ) {}
+
+  /** Requests waiting for their answer. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends one request and resolves with its Response. Rejects with
+   * {@link PeerUnavailableError} when the stream is gone or goes first; its `sent`
+   * says whether the request had been written (the other side may have acted on it).
+   */
+  request(
+    method: string,
+    authority: WireAuthority | null,
+    payload: Buffer,
+    options: PeerRequestOptions = {},
+  ): Promise<ResponseFrame> {
+    if (this.failed !== null || !this.writer.open) {
+      return Promise.reject(new PeerUnavailableError(`${this.name} is not connected`, false));
+    }
+    if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
+      return Promise.resolve({
+        kind: 'response',
+        id: '',
+        ok: false,
+        errorCode: 'payload_too_large',
+        message: `payload_too_large: the call is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
+        payload: Buffer.alloc(0),
+      });
+    }
+    this.nextId += 1;
+    const id = String(this.nextId);
+    const writer = this.writer;
+    return new Promise<ResponseFrame>((resolve, reject) => {
+      let written = false;
+      const cancel = () => {
+        if (this.pending.has(id)) writer.send({ kind: 'cancel', id }).catch(() => {});
+      };
+      const settle = () => options.signal?.removeEventListener('abort', cancel);
+      this.pending.set(id, {
+        resolve: (frame) => {
+          settle();
+          resolve(frame);
+        },
+        reject: (err) => {
+          settle();
+          reject(new PeerUnavailableError(err.message, written));
+        },
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      });
+      writer
+        .send({ kind: 'request', id, method, authority, payload })
+        .then(() => {
+          written = true;
+          if (options.signal?.aborted) cancel();
+          else options.signal?.addEventListener('abort', cancel, { once: true });
+        })
+        .catch(() => {
+          const entry = this.pending.get(id);
+          this.pending.delete(id);
+          entry?.reject(
+            new PeerUnavailableError(
+              `${this.name}: the stream closed before the call was sent`,
+              false,
+            ),
+          );
+        });
+    });
+  }
+
+  /** Hands an answer or a chunk of output to its request; unknown ids are dropped. */
+  deliver(frame: ResponseFrame | OutputFrame): void {
+    if (frame.kind === 'output') {
+      this.pending.get(frame.id)?.onOutput?.(frame.stream, frame.chunk);
+      return;
+    }
+    const entry = this.pending.get(frame.id);
+    this.pending.delete(frame.id);
+    entry?.resolve(frame);
+  }
+
+  /** The stream is gone: every pending request rejects, and no new one is sent. */
+  fail(reason: string): void {
+    this.failed ??= reason;
+    const failed = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of failed) {
+      entry.reject(new PeerUnavailableError(`${this.name} went away: ${reason}`, true));
+    }
+  }
+}
