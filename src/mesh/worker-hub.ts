@@ -207,7 +207,7 @@ export class WorkerHub {
     options: PeerRequestOptions = {},
   ): Promise<ResponseFrame> {
     const link = this.byUser.get(userId)?.get(workerId);
-    if (!link || link.machine.state !== 'ready') {
+    if (link?.machine.state !== 'ready') {
       return Promise.reject(new PeerUnavailableError(`worker ${workerId} is not connected`, false));
     }
     return link.caller.request(method, authority, payload, options);
