@@ -60,6 +60,7 @@ export {
 export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';
+export * from './scope.js';
 export * from './tool-definition.js';
 export * from './wire-shapes.js';
 export * from './worker-consent.js';

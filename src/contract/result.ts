@@ -8,7 +8,7 @@
  */
 
 import { type ErrorCode, WorkbenchError } from './errors.js';
-import type { WorkerRouting } from './worker-consent.js';
+import type { Scope } from './scope.js';
 
 /** A call that did what it was asked. */
 export interface DispatchSuccess<P = unknown> {
@@ -32,6 +32,20 @@ export interface DispatchFailure {
   readonly payload?: unknown;
   /** Set when the call was sent to a worker host and failed there. */
   readonly routing?: WorkerRouting;
+}
+
+/** Where a call that ran on a worker host ran, on its answer (`result.routing`). */
+export interface WorkerRouting {
+  readonly target: 'worker';
+  readonly reroutedFrom: 'workbench';
+  /** The worker host's node id. */
+  readonly workerId: string;
+  /** The needs that sent it there: the workbench's `unmetNeeds` (`UnmetNeed` values). */
+  readonly needs: readonly string[];
+  /** The standing scope the call ran under. */
+  readonly scope: Scope;
+  /** The routing record (`GET /v1/worker-invocations/:id`). */
+  readonly invocationId: string;
 }
 
 /** The answer to one dispatch. */

@@ -20,27 +20,7 @@
 
 import type { ActionName } from './actions.js';
 import { NEEDS, type Need, type UnmetNeed } from './environment.js';
-
-/** The consent ladder, lowest first. */
-export const SCOPES = ['none', 'observe', 'full'] as const;
-
-/** A rung of the consent ladder. */
-export type Scope = (typeof SCOPES)[number];
-
-/** Whether `value` is a rung of the ladder. */
-export function isScope(value: unknown): value is Scope {
-  return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);
-}
-
-/** Whether a standing scope `held` is at or above `required`. */
-export function scopeCovers(held: Scope, required: Scope): boolean {
-  return SCOPES.indexOf(held) >= SCOPES.indexOf(required);
-}
-
-/** The higher of two rungs. */
-export function higherScope(a: Scope, b: Scope): Scope {
-  return SCOPES.indexOf(a) >= SCOPES.indexOf(b) ? a : b;
-}
+import type { Scope } from './scope.js';
 
 /**
  * The actions a worker host serves. `fetch` (the workbench's policed egress),
@@ -90,20 +70,6 @@ export function offeredNeeds(values: readonly string[]): Need[] {
 
 /** The route a rerouted call was sent along, carried on its answer. */
 export const REROUTED_FROM = 'workbench';
-
-/** Where a call that ran on a worker host ran, on its answer (`result.routing`). */
-export interface WorkerRouting {
-  readonly target: 'worker';
-  readonly reroutedFrom: typeof REROUTED_FROM;
-  /** The worker host's node id. */
-  readonly workerId: string;
-  /** The needs that sent it there (the workbench's `unmetNeeds`). */
-  readonly needs: readonly UnmetNeed[];
-  /** The standing scope the call ran under. */
-  readonly scope: Scope;
-  /** The routing record (`GET /v1/worker-invocations/:id`). */
-  readonly invocationId: string;
-}
 
 /** A consent request as a caller sees it: never command text or file contents. */
 export interface ConsentCard {

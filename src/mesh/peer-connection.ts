@@ -12,7 +12,6 @@
 
 import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
 import type { MeshTlsConfig } from '../config/index.js';
-import type { OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
@@ -26,11 +25,12 @@ import {
   tolerantDeserializer,
   type WireAuthority,
 } from './frames.js';
-import { clientChannelOptions, HEALTH_STALE_MS, MAX_FRAME_BYTES } from './limits.js';
+import { clientChannelOptions, HEALTH_STALE_MS } from './limits.js';
 import { meshTokenMetadata } from './mesh-auth.js';
 import { channelCredentials } from './mesh-credentials.js';
 import type { PeerView } from './peer-picker.js';
 import { loadMeshProtos, NODE_STREAM_PATH } from './proto.js';
+import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
 
 /** Where one replica listens. */
 export interface PeerEndpoint {
@@ -74,35 +74,6 @@ export interface PeerConnectionOptions {
   readonly onChange?: () => void;
 }
 
-/** Per-request options of {@link PeerConnection.request}. */
-export interface PeerRequestOptions {
-  /** Aborting sends a Cancel frame; the request still resolves with the replica's answer. */
-  readonly signal?: AbortSignal;
-  /** Receives Output frames of this request. */
-  readonly onOutput?: OutputSink;
-}
-
-/** A request could not be completed because the stream is not (or no longer) up. */
-export class PeerUnavailableError extends Error {
-  /**
-   * @param sent - whether the request frame had been written: if so the replica may
-   *   have acted on it, and the caller must not assume it did not.
-   */
-  constructor(
-    message: string,
-    readonly sent: boolean,
-  ) {
-    super(message);
-    this.name = 'PeerUnavailableError';
-  }
-}
-
-interface Pending {
-  resolve(frame: ResponseFrame): void;
-  reject(err: Error): void;
-  onOutput?: PeerRequestOptions['onOutput'];
-}
-
 /** Formats `host:port`, bracketing IPv6. */
 export function endpointKey(endpoint: { host: string; port: number }): string {
   return endpoint.host.includes(':')
@@ -121,8 +92,8 @@ export class PeerConnection {
   private writer: FrameWriter | undefined;
   private hello: HelloFrame | undefined;
   private health: { frame: HealthFrame; at: number } | undefined;
-  private readonly pending = new Map<string, Pending>();
-  private nextId = 0;
+  /** Requests of the current stream. */
+  private caller: StreamCaller | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly service: ServiceDefinition;
@@ -182,61 +153,11 @@ export class PeerConnection {
     payload: Buffer,
     options: PeerRequestOptions = {},
   ): Promise<ResponseFrame> {
-    const writer = this.writer;
-    if (this.currentState !== 'ready' || writer === undefined || !writer.open) {
+    const caller = this.caller;
+    if (this.currentState !== 'ready' || caller === undefined) {
       return Promise.reject(new PeerUnavailableError(`peer ${this.key} is not connected`, false));
     }
-    if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
-      return Promise.resolve({
-        kind: 'response',
-        id: '',
-        ok: false,
-        errorCode: 'payload_too_large',
-        message: `payload_too_large: the call is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
-        payload: Buffer.alloc(0),
-      });
-    }
-    this.nextId += 1;
-    const id = `${this.generation}.${this.nextId}`;
-    return new Promise<ResponseFrame>((resolve, reject) => {
-      let written = false;
-      const cancel = () => {
-        if (this.pending.has(id)) writer.send({ kind: 'cancel', id }).catch(() => {});
-      };
-      const settle = () => options.signal?.removeEventListener('abort', cancel);
-      this.pending.set(id, {
-        resolve: (frame) => {
-          settle();
-          resolve(frame);
-        },
-        reject: (err) => {
-          settle();
-          reject(
-            err instanceof PeerUnavailableError
-              ? new PeerUnavailableError(err.message, written)
-              : err,
-          );
-        },
-        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      });
-      writer
-        .send({ kind: 'request', id, method, authority, payload })
-        .then(() => {
-          written = true;
-          if (options.signal?.aborted) cancel();
-          else options.signal?.addEventListener('abort', cancel, { once: true });
-        })
-        .catch(() => {
-          const entry = this.pending.get(id);
-          this.pending.delete(id);
-          entry?.reject(
-            new PeerUnavailableError(
-              `peer ${this.key}: the stream closed before the call was sent`,
-              false,
-            ),
-          );
-        });
-    });
+    return caller.request(method, authority, payload, options);
   }
 
   /** Stops redialling and ends the stream; pending requests reject. */
@@ -270,6 +191,7 @@ export class PeerConnection {
     this.client = client;
     this.call = call;
     this.writer = new FrameWriter(call);
+    this.caller = new StreamCaller(this.writer, `peer ${this.key}`);
     const down = (reason: string) => {
       if (generation === this.generation) this.onDown(reason);
     };
@@ -288,11 +210,7 @@ export class PeerConnection {
     const decoded = decodeFrame(message);
     if (!decoded.ok) {
       this.log.warn({ problem: decoded.problem }, 'malformed frame from replica ignored');
-      const entry = this.pending.get(decoded.id);
-      if (entry) {
-        this.pending.delete(decoded.id);
-        entry.reject(new Error(decoded.problem));
-      }
+      this.caller?.malformed(decoded.id, decoded.problem);
       return;
     }
     this.onFrame(decoded.frame);
@@ -314,14 +232,9 @@ export class PeerConnection {
         this.options.onChange?.();
         return;
       }
-      case 'response': {
-        const entry = this.pending.get(frame.id);
-        this.pending.delete(frame.id);
-        entry?.resolve(frame);
-        return;
-      }
+      case 'response':
       case 'output':
-        this.pending.get(frame.id)?.onOutput?.(frame.stream, frame.chunk);
+        this.caller?.deliver(frame);
         return;
       case 'request':
       case 'cancel':
@@ -350,13 +263,10 @@ export class PeerConnection {
     this.writer?.close();
     this.call?.cancel();
     this.client?.close();
+    this.caller?.fail(reason);
     this.writer = undefined;
     this.call = undefined;
     this.client = undefined;
-    const failed = [...this.pending.values()];
-    this.pending.clear();
-    for (const entry of failed) {
-      entry.reject(new PeerUnavailableError(`peer ${this.key} went away: ${reason}`, true));
-    }
+    this.caller = undefined;
   }
 }

@@ -11,11 +11,33 @@ import type { OutputSink } from '../contract/index.js';
 import type { FrameWriter } from './frame-writer.js';
 import type { OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
 import { MAX_FRAME_BYTES } from './limits.js';
-import { type PeerRequestOptions, PeerUnavailableError } from './peer-connection.js';
+
+/** Per-request options of a request. */
+export interface PeerRequestOptions {
+  /** Aborting sends a Cancel frame; the request still resolves with the replica's answer. */
+  readonly signal?: AbortSignal;
+  /** Receives Output frames of this request. */
+  readonly onOutput?: OutputSink;
+}
+
+/** A request could not be completed because the stream is not (or no longer) up. */
+export class PeerUnavailableError extends Error {
+  /**
+   * @param sent - whether the request frame had been written: if so the replica may
+   *   have acted on it, and the caller must not assume it did not.
+   */
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
+    super(message);
+    this.name = 'PeerUnavailableError';
+  }
+}
 
 interface Pending {
   resolve(frame: ResponseFrame): void;
-  reject(err: PeerUnavailableError): void;
+  reject(err: Error): void;
   onOutput?: OutputSink;
 }
 
@@ -79,7 +101,11 @@ export class StreamCaller {
         },
         reject: (err) => {
           settle();
-          reject(new PeerUnavailableError(err.message, written));
+          reject(
+            err instanceof PeerUnavailableError
+              ? new PeerUnavailableError(err.message, written)
+              : err,
+          );
         },
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
       });
@@ -112,6 +138,16 @@ export class StreamCaller {
     const entry = this.pending.get(frame.id);
     this.pending.delete(frame.id);
     entry?.resolve(frame);
+  }
+
+  /**
+   * A frame for request `id` could not be read: the request fails with `problem`
+   * (an ordinary error, not {@link PeerUnavailableError}: the stream is still up).
+   */
+  malformed(id: string, problem: string): void {
+    const entry = this.pending.get(id);
+    this.pending.delete(id);
+    entry?.reject(new Error(problem));
   }
 
   /** The stream is gone: every pending request rejects, and no new one is sent. */

@@ -20,8 +20,7 @@ import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js'
 import { FrameWriter } from './frame-writer.js';
 import { decodeFrame, type HelloFrame, type ResponseFrame, type WireAuthority } from './frames.js';
 import { MESH_TOKEN_METADATA_KEY } from './mesh-auth.js';
-import { type PeerRequestOptions, PeerUnavailableError } from './peer-connection.js';
-import { StreamCaller } from './stream-caller.js';
+import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
 
 /** The state of one worker's stream. */
 export type WorkerLinkState = 'authenticating' | 'awaiting_hello' | 'ready' | 'closed';

@@ -20,8 +20,8 @@ import {
   WORKSPACE_MOVED,
 } from '../../src/contract/index.js';
 import type { DispatchTarget } from '../../src/mesh/dispatch-target.js';
-import { PeerUnavailableError } from '../../src/mesh/peer-connection.js';
 import type { PeerView } from '../../src/mesh/peer-picker.js';
+import { PeerUnavailableError } from '../../src/mesh/stream-caller.js';
 import { createRun, getLiveWorkspace, openDb } from '../../src/store/index.js';
 import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
 import { parsedEnvelope } from '../support/envelope.js';

@@ -3,13 +3,9 @@ import t from 'tap';
 import type { Toolchain } from '../../src/contract/index.js';
 import { MAX_FRAME_BYTES } from '../../src/mesh/limits.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
-import {
-  PEER_LIFECYCLE,
-  PeerConnection,
-  type PeerState,
-  PeerUnavailableError,
-} from '../../src/mesh/peer-connection.js';
+import { PEER_LIFECYCLE, PeerConnection, type PeerState } from '../../src/mesh/peer-connection.js';
 import type { HandlerAnswer, RequestHandler } from '../../src/mesh/server-session.js';
+import { PeerUnavailableError } from '../../src/mesh/stream-caller.js';
 import type { Logger } from '../../src/telemetry/logger.js';
 import { canMove } from '../../src/telemetry/state-machine.js';
 import { captureLog } from '../queue/queue-support.js';

@@ -3,7 +3,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { Frame, RequestFrame } from '../../src/mesh/frames.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
-import { PeerUnavailableError } from '../../src/mesh/peer-connection.js';
+import { PeerUnavailableError } from '../../src/mesh/stream-caller.js';
 import { WorkerHub, type WorkerLinkInfo } from '../../src/mesh/worker-hub.js';
 import { WORKER_DISPATCH_METHOD } from '../../src/mesh/worker-method.js';
 import { eventually, openRawStream, type RawStream } from '../support/mesh.js';
