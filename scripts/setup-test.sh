@@ -40,6 +40,9 @@ bash scripts/setup/install-mcp-client.sh
 step "headless Chromium for the console test"
 bash scripts/setup/install-browser.sh
 
+step "a virtual X display (Xvfb) for the worker host tests"
+bash scripts/setup/install-display.sh
+
 step "curl and jq for the README quickstart test"
 bash scripts/setup/install-quickstart-tools.sh
 

@@ -53,7 +53,9 @@ const TOOL_DESCRIPTION =
   'Choose an action and pass its arguments in args. Every path is relative to the ' +
   'workspace root; absolute paths and ".." are rejected. If the work needs a display, ' +
   "a GPU, macOS tooling or files on the user's computer, say so in environment: the " +
-  'call is then refused with environment_mismatch before anything runs.';
+  "workbench does not run it, and it goes to one of the user's own worker hosts when " +
+  'the user has consented (consent_required asks them first; kill_switch_engaged means ' +
+  'they turned it off; worker_unavailable means none of their machines provides it).';
 
 /** JSON Schema of one zod schema as callers write it (defaults optional), without `$schema`. */
 function inputJsonSchema(schema: z.ZodType): JsonSchema {

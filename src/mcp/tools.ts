@@ -57,7 +57,8 @@ const environmentSchema = {
   ...environmentHintJsonSchema(),
   description:
     'Optional environment hint {os?, needs?}. Work that needs a display, a GPU, macOS tooling or the ' +
-    "user's files is refused with environment_mismatch before anything runs.",
+    "user's files never runs on the workbench: it goes to one of the user's worker hosts when they " +
+    'have consented (consent_required, kill_switch_engaged and worker_unavailable say why not).',
 };
 
 /** Whether an action only reads the workspace. */
