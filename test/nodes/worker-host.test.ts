@@ -1,0 +1,272 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { WorkbenchClient } from '../../src/client/index.js';
+import type { DispatchResult } from '../../src/contract/index.js';
+import { createApiToken, openDb } from '../../src/store/index.js';
+import { eventually } from '../support/mesh.js';
+import { fixture, type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/**
+ * The whole reroute with real processes: an agent node (in-process workbench), a
+ * worker host process on this machine under Xvfb declaring `display` and `user_files`
+ * (detected, not configured), and the HTTP API a tool loop and its user call. A call
+ * needing a display is refused by the workbench, the gate asks for consent, the user
+ * approves through the API, and the same call runs on the worker's display.
+ */
+
+const workerMain = fixture('../nodes/worker/main.js');
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const db = await openDb({ kind: 'postgres', url: database.url, maxConnections: 2 });
+t.teardown(() => db.close());
+const base = await mkdtemp(join(tmpdir(), 'memql-worker-host-'));
+t.teardown(() => rm(base, { recursive: true, force: true }));
+
+/** Starts Xvfb on a free display number; resolves once its socket is there. */
+async function startXvfb(): Promise<string> {
+  let n = 300 + Math.floor(Math.random() * 600);
+  while (existsSync(`/tmp/.X11-unix/X${n}`) || existsSync(`/tmp/.X${n}-lock`)) n += 1;
+  const xvfb = spawn('Xvfb', [`:${n}`, '-screen', '0', '640x480x24', '-nolisten', 'tcp'], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((r) => xvfb.on('exit', () => r()));
+  t.teardown(async () => {
+    xvfb.kill('SIGTERM');
+    await exited;
+  });
+  await eventually('Xvfb listens', () => existsSync(`/tmp/.X11-unix/X${n}`), 30_000);
+  return `:${n}`;
+}
+
+const display = await startXvfb();
+const alice = (await createApiToken(db, 'alice')).token;
+const bob = (await createApiToken(db, 'bob')).token;
+
+const agent = spawnNode(t, 'agent', nodeMain('agent'), {
+  MEMQL_NODE_ID: 'agent-workers',
+  MEMQL_DATABASE_URL: database.url,
+  MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+  MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+  MEMQL_WORKBENCH_ROOT: join(base, 'workbenches'),
+  MEMQL_DATA_DIR: join(base, 'agent-data'),
+});
+t.teardown(() => agent.stop());
+const ready = await agent.waitForLog((l) => l.msg === 'agent node ready', 60_000);
+const agentAddress = `127.0.0.1:${ready.grpcPort}`;
+const api = (token: string) => new WorkbenchClient({ baseUrl: String(ready.apiUrl), token });
+
+/** A call of the routes this test drives directly, with a token. */
+async function http(token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${ready.apiUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+function startWorker(token: string, env: Record<string, string> = {}): NodeProcess {
+  const worker = spawnNode(t, 'worker', workerMain, {
+    MEMQL_NODE_ID: 'desk',
+    MEMQL_WORKER_AGENT: agentAddress,
+    MEMQL_WORKER_TOKEN: token,
+    MEMQL_WORKER_ROOT: userRoot,
+    MEMQL_DATA_DIR: join(base, 'worker-data'),
+    MEMQL_LOG_FORMAT: 'json',
+    DISPLAY: display,
+    HOME: base,
+    ...env,
+  });
+  return worker;
+}
+
+const userRoot = join(base, 'home-files');
+await import('node:fs/promises').then((fs) => fs.mkdir(userRoot, { recursive: true }));
+await writeFile(join(userRoot, 'notes.txt'), 'my own notes\n');
+
+t.test('a wrong token: the agent refuses the worker, which exits saying so', async (t) => {
+  const worker = startWorker('mqt_not-a-real-token');
+  const exit = await worker.exited;
+  t.equal(exit.code, 2);
+  t.match(worker.stderr + JSON.stringify(worker.lines), /token/i);
+});
+
+t.test('the reroute, end to end', async (t) => {
+  const worker = startWorker(alice);
+  t.teardown(() => worker.stop());
+  const run = await api(alice).createRun();
+  const call = (action: string, args: Record<string, unknown>, environment: unknown) => ({
+    action,
+    args,
+    runId: run.id,
+    agentId: 'agent',
+    taskId: 'task',
+    environment,
+  });
+  const needsDisplay = call(
+    'exec',
+    { command: 'xdpyinfo | grep "name of display"; echo "DISPLAY=$DISPLAY"' },
+    { needs: ['display'] },
+  );
+
+  await eventually('the worker is listed with what it detected', async () => {
+    const { body } = await http(alice, 'GET', '/v1/workers');
+    const w = (body.workers as { workerId: string; connected: boolean; provides: string[] }[])?.[0];
+    return w?.workerId === 'desk' && w.connected && w.provides.includes('display');
+  });
+  const listed = (await http(alice, 'GET', '/v1/workers')).body.workers as Record<
+    string,
+    unknown
+  >[];
+  t.match(listed[0], { workerId: 'desk', os: 'linux', provides: ['display', 'user_files'] });
+  t.same(
+    (await http(bob, 'GET', '/v1/workers')).body.workers,
+    [],
+    "bob does not see alice's worker",
+  );
+
+  await t.test('the typo macos-tooling is invalid_environment_hint, never a reroute', async (t) => {
+    const result = await api(alice).dispatch(
+      call('exec', { command: 'true' }, { needs: ['macos-tooling'] }),
+    );
+    t.equal(result.ok === false && result.errorCode, 'invalid_environment_hint');
+    const pending = (await http(alice, 'GET', '/v1/consent-requests')).body.requests;
+    t.same(pending, []);
+  });
+
+  let cardId = '';
+  await t.test('no consent: consent_required with a card', async (t) => {
+    const result = await api(alice).dispatch(needsDisplay);
+    t.equal(result.ok === false && result.errorCode, 'consent_required');
+    const card = (result as { payload: { consentRequest: Record<string, unknown> } }).payload
+      .consentRequest;
+    t.match(card, {
+      workerId: 'desk',
+      needs: ['display'],
+      requiredScope: 'full',
+      status: 'pending',
+    });
+    t.notMatch(String(card.summary), /xdpyinfo/);
+    cardId = String(card.id);
+    const pending = (await http(alice, 'GET', '/v1/consent-requests')).body.requests as {
+      id: string;
+    }[];
+    t.same(
+      pending.map((r) => r.id),
+      [cardId],
+    );
+    t.equal((await http(bob, 'POST', `/v1/consent-requests/${cardId}/approve`, {})).status, 404);
+  });
+
+  await t.test('approved at observe: exec still does not run', async (t) => {
+    const approved = await http(alice, 'POST', `/v1/consent-requests/${cardId}/approve`, {
+      scope: 'observe',
+    });
+    t.equal(approved.status, 200);
+    t.match(approved.body, { covers: false });
+    const result = await api(alice).dispatch(needsDisplay);
+    t.equal(result.ok === false && result.errorCode, 'consent_required');
+    cardId = String(
+      (result as { payload: { consentRequest: { id: string } } }).payload.consentRequest.id,
+    );
+    const read = await api(alice).dispatch(
+      call('fs_read', { path: 'notes.txt' }, { needs: ['user_files'] }),
+    );
+    t.match(read, {
+      ok: true,
+      payload: { content: 'my own notes\n' },
+      routing: { reroutedFrom: 'workbench', workerId: 'desk', scope: 'observe' },
+    });
+  });
+
+  let invocationId = '';
+  await t.test('approved at full: the same call runs on the worker display', async (t) => {
+    const approved = await http(alice, 'POST', `/v1/consent-requests/${cardId}/approve`, {});
+    t.match(approved.body, { covers: true });
+    const result = await api(alice).dispatch(needsDisplay);
+    t.equal(result.ok, true, JSON.stringify(result));
+    const payload = (result as { payload: { exitCode: number; stdout: string } }).payload;
+    t.equal(payload.exitCode, 0);
+    t.match(payload.stdout, `name of display:    ${display}`);
+    t.match(payload.stdout, `DISPLAY=${display}`);
+    const routing = (result as { routing: { reroutedFrom: string; invocationId: string } }).routing;
+    t.match(routing, {
+      target: 'worker',
+      reroutedFrom: 'workbench',
+      workerId: 'desk',
+      scope: 'full',
+    });
+    invocationId = routing.invocationId;
+    const record = await http(alice, 'GET', `/v1/worker-invocations/${invocationId}`);
+    t.match(record.body, {
+      workerId: 'desk',
+      reroutedFrom: 'workbench',
+      needs: ['display'],
+      scope: 'full',
+      status: 'succeeded',
+    });
+    t.equal((await http(bob, 'GET', `/v1/worker-invocations/${invocationId}`)).status, 404);
+  });
+
+  await t.test('the streaming transport takes the same path, output live', async (t) => {
+    const chunks: string[] = [];
+    const result: DispatchResult = await api(alice).dispatchStream(
+      call('exec', { command: 'echo streamed-from-the-worker' }, { needs: ['display'] }),
+      { onOutput: (_s, c) => chunks.push(Buffer.from(c).toString()) },
+    );
+    t.equal(result.ok, true);
+    t.match(result, { routing: { reroutedFrom: 'workbench', workerId: 'desk' } });
+    t.match(chunks.join(''), 'streamed-from-the-worker');
+  });
+
+  await t.test("files land in the user's chosen root", async (t) => {
+    const write = await api(alice).dispatch(
+      call(
+        'fs_write',
+        { path: 'from-agent.txt', content: 'hello laptop' },
+        { needs: ['user_files'] },
+      ),
+    );
+    t.equal(write.ok, true);
+    t.equal(await readFile(join(userRoot, 'from-agent.txt'), 'utf8'), 'hello laptop');
+  });
+
+  await t.test('kill switch: kill_switch_engaged and no card', async (t) => {
+    const cards = ((await http(alice, 'GET', '/v1/consent-requests')).body.requests as []).length;
+    t.equal((await http(alice, 'POST', '/v1/workers/kill-switch', { engaged: true })).status, 200);
+    const result = await api(alice).dispatch(needsDisplay);
+    t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
+    t.equal(((await http(alice, 'GET', '/v1/consent-requests')).body.requests as []).length, cards);
+    await http(alice, 'POST', '/v1/workers/kill-switch', { engaged: false });
+    t.equal((await api(alice).dispatch(needsDisplay)).ok, true, 'off again: it runs');
+  });
+
+  await t.test("another user's worker is never chosen", async (t) => {
+    const bobRun = await api(bob).createRun();
+    const result = await api(bob).dispatch({ ...needsDisplay, runId: bobRun.id });
+    t.equal(result.ok === false && result.errorCode, 'worker_unavailable');
+  });
+
+  await t.test('a disconnected worker: the typed refusal, promptly', async (t) => {
+    await worker.stop('SIGKILL');
+    await eventually('the agent saw it go', async () => {
+      const { body } = await http(alice, 'GET', '/v1/workers');
+      return (body.workers as { connected: boolean }[])[0]?.connected === false;
+    });
+    const result = await api(alice).dispatch(needsDisplay);
+    t.equal(result.ok === false && result.errorCode, 'worker_unavailable');
+    t.match((result as { payload: unknown }).payload, {
+      workers: [{ workerId: 'desk', connected: false }],
+    });
+    t.match(result.ok === false && result.message, /memql worker/);
+  });
+});
