@@ -63,3 +63,4 @@ export * from './run-id.js';
 export * from './tool-definition.js';
 export * from './wire-shapes.js';
 export * from './worker-consent.js';
+export * from './worker-views.js';

@@ -19,5 +19,6 @@ export * from './open-db.js';
 export { pgliteTemplatePath, writePgliteTemplate } from './pglite-template.js';
 export * from './run-workspace.js';
 export * from './runs.js';
+export * from './worker-hosts.js';
 export * from './workers.js';
 export * from './workspaces.js';

@@ -47,27 +47,35 @@ function toWorkerHost(r: Record<string, unknown>): WorkerHostRecord {
   };
 }
 
-/** Records a worker's connection (its offer as of now). */
+/**
+ * Records a worker's connection (its offer as of now) and returns the `connectedAt`
+ * the row now holds: the database's clock, which {@link recordWorkerDisconnected}
+ * compares against, so the caller passes this value back rather than its own clock's.
+ */
 export async function recordWorkerConnected(
   q: Queryable,
   w: Pick<
     WorkerHostRecord,
     'ownerUserId' | 'workerId' | 'os' | 'provides' | 'version' | 'agentNodeId'
   >,
-): Promise<void> {
-  await q.execute(
+): Promise<Date> {
+  const rows = await q.query(
     `insert into worker_host (owner_user_id, worker_id, os, provides, version, agent_node_id)
      values ($1, $2, $3, $4::text::jsonb, $5, $6)
      on conflict (owner_user_id, worker_id) do update set os = excluded.os,
        provides = excluded.provides, version = excluded.version,
-       agent_node_id = excluded.agent_node_id, connected_at = now(), disconnected_at = null`,
+       agent_node_id = excluded.agent_node_id, connected_at = now(), disconnected_at = null
+     returning connected_at`,
     [w.ownerUserId, w.workerId, w.os, JSON.stringify(w.provides), w.version, w.agentNodeId],
   );
+  return date(rows[0]!.connected_at);
 }
 
 /**
  * Records that a worker's stream ended, unless it has connected again since (to this
- * agent or another: its row then names the newer connection).
+ * agent or another: its row then names the newer connection). `connectedAt` is what
+ * {@link recordWorkerConnected} returned; the row's microseconds are cut to the
+ * milliseconds a `Date` holds before comparing, or the end would never match.
  */
 export async function recordWorkerDisconnected(
   q: Queryable,
@@ -79,7 +87,8 @@ export async function recordWorkerDisconnected(
   await q.execute(
     `update worker_host set disconnected_at = now()
      where owner_user_id = $1 and worker_id = $2 and agent_node_id = $3
-       and connected_at <= $4 and disconnected_at is null`,
+       and date_trunc('milliseconds', connected_at) <= $4::timestamptz
+       and disconnected_at is null`,
     [ownerUserId, workerId, agentNodeId, connectedAt.toISOString()],
   );
 }
@@ -311,10 +320,14 @@ export function decideConsentRequest(
   id: string,
   scope: Scope | null,
 ): Promise<ConsentDecision> {
-  return db.transaction((q) => decideIn(q, ownerUserId, id, scope));
+  return db.transaction((q) => decideConsentRequestIn(q, ownerUserId, id, scope));
 }
 
-async function decideIn(
+/**
+ * {@link decideConsentRequest} inside a transaction the caller holds (to write, say,
+ * its audit event in the same one).
+ */
+export async function decideConsentRequestIn(
   q: Queryable,
   ownerUserId: string,
   id: string,
