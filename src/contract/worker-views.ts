@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { UnmetNeed } from './environment.js';
+import type { UnmetNeed } from './needs.js';
 import type { ConsentCard, Scope } from './worker-consent.js';
 
 /** One of the caller's worker hosts, as `GET /v1/workers` lists it. */
