@@ -28,8 +28,8 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
+import { listLimit, oneParam } from './page-query.js';
 import { consentRequestView, workerConsentView } from './views.js';
-import { listLimit, oneParam } from './worker-routes.js';
 
 const STATUSES: readonly ConsentStatus[] = ['pending', 'approved', 'denied'];
 /** The rungs an approval may grant: `none` is what denying leaves. */

@@ -27,33 +27,9 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
-import { PAGE_MAX } from './page-query.js';
+import { listLimit, oneParam } from './page-query.js';
 import { workerConsentView, workerInvocationView } from './views.js';
 import { callerWorkers, isCallerWorker } from './worker-directory.js';
-
-/** Records listed when `limit` is not given. */
-const LIST_DEFAULT = 100;
-
-/** A query parameter given at most once; `undefined` when absent. */
-export function oneParam(query: URLSearchParams, name: string): string | undefined {
-  const values = query.getAll(name);
-  if (values.length > 1) throw invalidField(name, 'given more than once');
-  const value = values[0];
-  if (value !== undefined && (value.length === 0 || value.length > MAX_ID_CHARS)) {
-    throw invalidField(name, `expected 1 to ${MAX_ID_CHARS} characters`);
-  }
-  return value;
-}
-
-/** `?limit=`: 1 to {@link PAGE_MAX}, {@link LIST_DEFAULT} when absent. */
-export function listLimit(query: URLSearchParams): number {
-  const text = oneParam(query, 'limit');
-  if (text === undefined) return LIST_DEFAULT;
-  const limit = /^[1-9]\d{0,3}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(limit <= PAGE_MAX))
-    throw invalidField('limit', `expected an integer from 1 to ${PAGE_MAX}`);
-  return limit;
-}
 
 function workerNotFound(workerId: string): ApiError {
   return new ApiError(
