@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { ConsentStatus, Scope } from '../contract/index.js';
+import type { ApproveAnswer, ConsentStatus, DenyAnswer, Scope } from '../contract/index.js';
 import { scopeCovers } from '../contract/index.js';
 import {
   type ConsentDecision,
@@ -73,7 +73,11 @@ export async function listConsentRequestsRoute(ctx: RouteContext): Promise<void>
 }
 
 /** Decides the caller's request `id` at `scope` (null denies) with its audit event, in one transaction. */
-async function decide(ctx: RouteContext, id: string, scope: Scope | null) {
+async function decide(
+  ctx: RouteContext,
+  id: string,
+  scope: Scope | null,
+): Promise<Extract<ConsentDecision, { kind: 'decided' }>> {
   const userId = ctx.caller.userId;
   const decision: ConsentDecision = await ctx.deps.db.transaction(async (tx) => {
     const d = await decideConsentRequestIn(tx, userId, id, scope);
@@ -123,20 +127,21 @@ export async function approveConsentRoute(ctx: RouteContext): Promise<void> {
   const request = await getConsentRequest(ctx.deps.db, ctx.caller.userId, id);
   if (request === null) throw requestNotFound(id);
   const scope = (asked as Scope | undefined) ?? request.requiredScope;
-  const decision = await decide(ctx, id, scope);
-  if (decision.kind !== 'decided' || decision.consent === null) throw requestNotFound(id);
-  const { request: decided, consent } = decision;
+  const { request: decided, consent } = await decide(ctx, id, scope);
+  // An approval always writes the worker's consent row; only a denial leaves none.
+  if (consent === null) throw new Error('an approved consent request granted no scope');
   const covers = scopeCovers(consent.scope, decided.requiredScope);
   const message = covers
-    ? `approved: worker "${decided.workerId}" now holds ${consent.scope}; repeat the call and it runs there`
+    ? `approved: worker "${decided.workerId}" now holds ${consent.scope}; repeat the call and it runs there (unless a kill switch is on)`
     : `approved at ${scope}, which is recorded, but the call needs ${decided.requiredScope}: it will still not run at ${consent.scope} ` +
       `(repeating it raises a new request). Approve that one at ${decided.requiredScope}, or run "memql workers scope ${decided.workerId} ${decided.requiredScope}"`;
-  sendJson(ctx.res, 200, {
+  const answer: ApproveAnswer = {
     request: consentRequestView(decided),
     consent: workerConsentView(consent),
     covers,
     message,
-  });
+  };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `POST /v1/consent-requests/:id/deny`: the worker's standing scope stays as it was. */
@@ -145,6 +150,6 @@ export async function denyConsentRoute(ctx: RouteContext): Promise<void> {
   const stray = Object.keys(body)[0];
   if (stray !== undefined) throw invalidField(stray, 'unknown field; deny takes no fields');
   const decision = await decide(ctx, ctx.params[0]!, null);
-  if (decision.kind !== 'decided') throw requestNotFound(ctx.params[0]!);
-  sendJson(ctx.res, 200, { request: consentRequestView(decision.request) });
+  const answer: DenyAnswer = { request: consentRequestView(decision.request) };
+  sendJson(ctx.res, 200, answer);
 }

@@ -8,7 +8,14 @@
  * @module
  */
 
-import { isScope, MAX_ID_CHARS, SCOPES, type Scope } from '../contract/index.js';
+import {
+  isScope,
+  type KillSwitchAnswer,
+  MAX_ID_CHARS,
+  SCOPES,
+  type Scope,
+  type SetScopeAnswer,
+} from '../contract/index.js';
 import {
   ALL_WORKERS,
   getWorkerInvocation,
@@ -75,7 +82,8 @@ export async function setWorkerScopeRoute(ctx: RouteContext): Promise<void> {
       ownerUserId: userId,
       metadata: { workerId, scope, previousScope },
     });
-    return { consent: workerConsentView(consent), previousScope };
+    const answer: SetScopeAnswer = { consent: workerConsentView(consent), previousScope };
+    return answer;
   });
   ctx.log.info({ workerId, scope, previousScope: answer.previousScope }, 'worker scope set');
   sendJson(ctx.res, 200, answer);
@@ -108,13 +116,14 @@ export async function killSwitchRoute(ctx: RouteContext): Promise<void> {
     return row;
   });
   ctx.log.info({ workerId: workerId || 'all', engaged }, 'worker kill switch set');
-  sendJson(ctx.res, 200, {
+  const answer: KillSwitchAnswer = {
     killSwitch: {
       workerId: workerId === ALL_WORKERS ? null : workerId,
       engaged: consent.killSwitch,
       updatedAt: consent.updatedAt === null ? null : consent.updatedAt.toISOString(),
     },
-  });
+  };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `GET /v1/worker-invocations?runId=&workerId=&limit=`: the caller's routing records, newest first. */
