@@ -73,6 +73,7 @@ async function main(): Promise<void> {
           ? remoteFleet(node.registry)
           : inProcessFleet(config, local, db),
       localFallback: config.workbenchRemote && config.workbenchLocalFallback,
+      ...(node.workers ? { workers: node.workers } : {}),
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       metrics: local?.queue.metrics.registry ?? new Registry(),
       log,

@@ -10,11 +10,10 @@ import {
   type RunStatus,
   type TerminalRunStatus,
 } from '../../src/client/index.js';
+import { take, UsageError } from './cli-usage.js';
+import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
-/** A command line `memql` cannot run; the CLI prints it with the usage and exits 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError } from './cli-usage.js';
 
 /** One subcommand with its arguments. */
 export type CliCommand =
@@ -53,7 +52,8 @@ export type CliCommand =
   | { kind: 'tokens-create'; userId: string; label?: string }
   | { kind: 'tokens-list'; userId?: string }
   | { kind: 'tokens-revoke'; tokenId: string }
-  | { kind: 'build'; runId: string; ref?: string; script?: string };
+  | { kind: 'build'; runId: string; ref?: string; script?: string }
+  | WorkerCliCommand;
 
 /** Options every subcommand accepts. */
 export interface GlobalOptions {
@@ -104,6 +104,8 @@ const OPTIONS = {
   user: { type: 'string' },
   ref: { type: 'string' },
   script: { type: 'string' },
+  worker: { type: 'string' },
+  scope: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -141,23 +143,19 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'tokens-list': ['user'],
   'tokens-revoke': [],
   build: ['ref', 'script'],
+  'workers-list': [],
+  'workers-scope': [],
+  'workers-kill-switch': ['worker'],
+  'workers-invocations': ['run', 'worker'],
+  'consent-list': ['status'],
+  'consent-approve': ['scope'],
+  'consent-deny': [],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--${flag} expects a positive integer`);
   return Number(value);
-}
-
-/** Exactly `names.length` positionals (plus up to `optional` more). */
-function take(rest: readonly string[], names: readonly string[], what: string, optional = 0) {
-  if (rest.length < names.length) {
-    throw new UsageError(`${what}: missing ${names.slice(rest.length).join(' ')}`);
-  }
-  if (rest.length > names.length + optional) {
-    throw new UsageError(`${what}: unexpected argument "${rest[names.length + optional]}"`);
-  }
-  return rest;
 }
 
 /**
@@ -336,6 +334,10 @@ function parseCommand(
         ...(v.script === undefined ? {} : { script: v.script }),
       } as const;
     }
+    case 'workers':
+      return parseWorkers(sub, rest, v);
+    case 'consent':
+      return parseConsent(sub, rest, v);
     default:
       throw new UsageError(`unknown command "${group}"`);
   }

@@ -26,6 +26,7 @@ import {
   formatBytes,
   formatCommands,
   formatError,
+  formatFleet,
   formatListing,
   formatOutputs,
   formatProgress,
@@ -35,6 +36,7 @@ import {
   formatWorkspaces,
   USAGE,
 } from './cli-output.js';
+import { runWorkerCommand } from './worker-commands.js';
 
 /** Where a command's output goes; the process's streams in the binary. */
 export interface CliIo {
@@ -249,21 +251,11 @@ async function runCommand(
       return 0;
     case 'fleet': {
       const fleet = await client.fleet();
-      if (global.json) {
-        json(out, fleet);
-        return 0;
-      }
-      line(out, `mode: ${fleet.mode}`);
-      for (const replica of fleet.replicas) {
-        line(
-          out,
-          Object.entries(replica)
-            .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
-            .join('  '),
-        );
-      }
+      global.json ? json(out, fleet) : out.write(formatFleet(fleet));
       return 0;
     }
+    default:
+      return runWorkerCommand(command, client, out, global.json);
   }
 }
 

@@ -8,12 +8,17 @@ import type {
   CommandPage,
   ExecPayload,
   ExpectedOutputResult,
+  FleetView,
   FsListPayload,
   Run,
   RunPage,
   TokenRecord,
   WorkspaceRecord,
 } from '../../src/client/index.js';
+import { table } from './cli-table.js';
+import { workerRows } from './worker-output.js';
+
+export { table } from './cli-table.js';
 
 /** The `memql --help` text. */
 export const USAGE = `memql: drive memql-workbench runs from a shell
@@ -60,6 +65,21 @@ tokens (with an operator credential as --token; npm start keeps one in
       a package build in the run's workspace: git checkout REF (when given), npm ci,
       npm run NAME (default build), as uid 10001 without network, on a replica that
       has node, npm and git; streams the output, exits like exec
+
+worker hosts (your own machines running "memql worker"; see the README)
+  memql workers ls                             connected or not, scope, kill switch
+  memql workers scope <workerId> <none|observe|full>
+      the standing scope: observe permits fs_read and fs_list only, full every
+      worker action; none revokes it
+  memql workers kill-switch <on|off> [--worker ID]
+      on: no call runs on any of your workers (or only not on --worker ID)
+  memql workers invocations [--run RUNID] [--worker ID]
+      calls that were sent to a worker, and why
+  memql consent ls [--status pending|approved|denied]    pending by default
+  memql consent approve <requestId> [--scope observe|full]
+      grants the worker the scope the request needs (or --scope); the call runs
+      when it is repeated
+  memql consent deny <requestId>
 
 MCP
   memql mcp        an MCP server on stdin/stdout for desktop and IDE agents: the
@@ -141,6 +161,12 @@ export function hintFor(code: string): string {
       return 'files written through the API are at most 32 MiB (make larger ones in the workspace with exec or fetch); reads go in parts';
     case 'no_sandbox':
       return 'the node has no sandbox runner; install bubblewrap or configure MEMQL_RUNNER on the node';
+    case 'consent_required':
+      return 'see the request with "memql consent ls" and approve it with "memql consent approve <id>"; then repeat the call';
+    case 'kill_switch_engaged':
+      return 'you turned computer use off; "memql workers ls" shows which switch, "memql workers kill-switch off" turns it back on';
+    case 'worker_unavailable':
+      return 'start "memql worker" on a machine that provides what the call needs; "memql workers ls" lists yours';
     case 'internal':
       return 'this is a bug; the node logs have the details';
     default:
@@ -172,17 +198,6 @@ export function formatProgress(received: number, total: number | null): string {
   if (total === null || total === 0) return formatBytes(received);
   const pct = Math.floor((received / total) * 100);
   return `${formatBytes(received)} / ${formatBytes(total)}  ${pct}%`;
-}
-
-/** Left-aligned columns separated by two spaces, with a header row. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
 /** A run as `key: value` lines. */
@@ -275,4 +290,20 @@ export function formatListing(listing: FsListPayload): string {
   });
   if (listing.truncated) rows.push('(more entries not shown)');
   return rows.length === 0 ? '' : `${rows.join('\n')}\n`;
+}
+
+/** The fleet: one line per replica, then the caller's own worker hosts. */
+export function formatFleet(fleet: FleetView): string {
+  const lines = [`mode: ${fleet.mode}`];
+  for (const replica of fleet.replicas) {
+    lines.push(
+      Object.entries(replica)
+        .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+        .join('  '),
+    );
+  }
+  // An agent node from before worker hosts answers without `workers`.
+  const workers = fleet.workers ?? [];
+  const mine = workers.length === 0 ? '' : `your workers:\n${workerRows(workers)}`;
+  return `${lines.join('\n')}\n${mine}`;
 }

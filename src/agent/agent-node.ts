@@ -198,16 +198,16 @@ function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): Work
     self: { nodeId: agentNodeId, nodeType: 'agent', version: deps.version },
     authenticate: (token) => resolveApiToken(db, token),
     onConnected: (link) =>
-      record(`${link.userId}\n${link.workerId}`, 'connection', () =>
-        recordWorkerConnected(db, {
+      record(`${link.userId}\n${link.workerId}`, 'connection', async () => {
+        await recordWorkerConnected(db, {
           ownerUserId: link.userId,
           workerId: link.workerId,
           os: link.offer.os,
           provides: [...link.offer.provides],
           version: link.version,
           agentNodeId,
-        }),
-      ),
+        });
+      }),
     onDisconnected: (link) =>
       record(`${link.userId}\n${link.workerId}`, 'disconnection', () =>
         recordWorkerDisconnected(db, link.userId, link.workerId, agentNodeId),

@@ -7,6 +7,7 @@ import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Caller } from './auth.js';
 import type { FleetSource } from './fleet.js';
+import type { WorkerDirectory } from './worker-directory.js';
 
 /**
  * The agent's dispatch entry, as the API calls it (`AgentDispatcher.dispatch`): with
@@ -39,6 +40,12 @@ export interface ApiDeps {
   log: Logger;
   /** Makes run ids; default `run-<uuid>`. */
   newRunId?: () => string;
+  /**
+   * The worker hosts connected to this agent node now. Absent (a node that serves no
+   * worker hosts): the caller's stored workers are still listed, every one with
+   * `connected: false`.
+   */
+  workers?: WorkerDirectory;
 }
 
 /** What a route handler gets. */

@@ -20,7 +20,15 @@
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
  * | `GET /v1/artifacts/:id` | `{artifact}` |
  * | `GET /v1/artifacts/:id/content` | the bytes |
- * | `GET /v1/fleet/workbenches` | `{mode, replicas}` |
+ * | `GET /v1/fleet/workbenches` | `{mode, replicas, workers}` (`workers`: the caller's, as below) |
+ * | `GET /v1/workers` | `{killSwitch, workers}`: the caller's worker hosts, stored and live, with their consent |
+ * | `PUT /v1/workers/:workerId/scope` | `{consent, previousScope}`: body `{scope}`, any rung |
+ * | `POST /v1/workers/kill-switch` | `{killSwitch}`: body `{engaged, workerId?}`; no `workerId` is every worker |
+ * | `GET /v1/consent-requests?status=&limit=` | `{requests}`, newest first; `pending` by default |
+ * | `POST /v1/consent-requests/:id/approve` | `{request, consent, covers, message}`: body `{scope?}` |
+ * | `POST /v1/consent-requests/:id/deny` | `{request}`; a request already decided is 409 `invalid_arguments` |
+ * | `GET /v1/worker-invocations?runId=&workerId=&limit=` | `{invocations}`: routing records, newest first |
+ * | `GET /v1/worker-invocations/:id` | `{invocation}` |
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
  * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
  * | `GET /metrics`, `GET /console` | no token |
@@ -40,6 +48,11 @@ import { serveAdmin } from './admin-routes.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { authenticate, bearerToken } from './auth.js';
 import { listRunCommandsRoute } from './command-list.js';
+import {
+  approveConsentRoute,
+  denyConsentRoute,
+  listConsentRequestsRoute,
+} from './consent-routes.js';
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
 import { getFileRoute, putFileRoute } from './file-routes.js';
@@ -67,6 +80,13 @@ import {
   getRunRoute,
   listRunsRoute,
 } from './run-routes.js';
+import {
+  getWorkerInvocationRoute,
+  killSwitchRoute,
+  listWorkerInvocationsRoute,
+  listWorkersRoute,
+  setWorkerScopeRoute,
+} from './worker-routes.js';
 
 interface Route {
   method: string;
@@ -102,6 +122,30 @@ const ROUTES: Route[] = [
     handler: artifactContentRoute,
   },
   { method: 'GET', pattern: /^\/v1\/fleet\/workbenches$/, handler: fleetRoute },
+  { method: 'GET', pattern: /^\/v1\/workers$/, handler: listWorkersRoute },
+  { method: 'POST', pattern: /^\/v1\/workers\/kill-switch$/, handler: killSwitchRoute },
+  {
+    method: 'PUT',
+    pattern: new RegExp(`^/v1/workers/${ID}/scope$`),
+    handler: setWorkerScopeRoute,
+  },
+  { method: 'GET', pattern: /^\/v1\/consent-requests$/, handler: listConsentRequestsRoute },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/consent-requests/${ID}/approve$`),
+    handler: approveConsentRoute,
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/consent-requests/${ID}/deny$`),
+    handler: denyConsentRoute,
+  },
+  { method: 'GET', pattern: /^\/v1\/worker-invocations$/, handler: listWorkerInvocationsRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/worker-invocations/${ID}$`),
+    handler: getWorkerInvocationRoute,
+  },
 ];
 
 /** Finds the route of a request: the handler and its decoded path parameters. */

@@ -3,8 +3,10 @@
  * HTML and inline script, no build step. The page itself needs no token; it asks for
  * one, keeps it in `sessionStorage`, and calls the API with it, so everything it
  * shows is the caller's: the replicas (with whether each can run a package build, and
- * what it lacks), and the caller's own workspaces (released ones on request, with their
- * reasons in words). There is no cluster-wide switch.
+ * what it lacks), the caller's own workspaces (released ones on request, with their
+ * reasons in words), and the caller's worker hosts with their consent requests and
+ * routing records (`console-workers.ts`). There is no cluster-wide switch: the kill
+ * switch on the page is the caller's own.
  *
  * Everything rendered goes through `textContent`, never `innerHTML`, so a node id or
  * run id cannot inject markup; the Content-Security-Policy allows only this script.
@@ -13,12 +15,16 @@
  */
 
 import { createHash } from 'node:crypto';
+import { WORKERS_HTML, WORKERS_SCRIPT } from './console-workers.js';
 
 const SCRIPT = `
 'use strict';
 const KEY = 'memql.console.token';
 const $ = (id) => document.getElementById(id);
 let timer = null;
+// Refreshes overlap (the timer, a button); only the latest one may render, or an
+// answer read before a change could paint over the one read after it.
+let latest = 0;
 
 function token() { return sessionStorage.getItem(KEY); }
 
@@ -48,8 +54,15 @@ function fill(tbody, rows, empty, columns) {
   for (const r of rows) tbody.appendChild(r);
 }
 
-async function api(path) {
-  const res = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+async function api(path, init) {
+  const options = init || {};
+  const headers = { authorization: 'Bearer ' + token() };
+  const request = { method: options.method || 'GET', headers };
+  if (options.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    request.body = JSON.stringify(options.body);
+  }
+  const res = await fetch(path, request);
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error(body.message || ('HTTP ' + res.status));
@@ -75,11 +88,17 @@ function showError(message) {
 async function refresh() {
   if (!token()) return;
   const includeReleased = $('include-released').checked;
+  const mine = ++latest;
   try {
-    const [fleet, ws] = await Promise.all([
+    const [fleet, ws, workers, consent, routed] = await Promise.all([
       api('/v1/fleet/workbenches'),
       api('/v1/workspaces?includeReleased=' + includeReleased),
+      api('/v1/workers'),
+      api('/v1/consent-requests?status=pending'),
+      api('/v1/worker-invocations?limit=20'),
     ]);
+    if (mine !== latest) return;
+    renderWorkers(workers, consent.requests, routed.invocations);
     $('mode').textContent = fleet.mode === 'local'
       ? 'Local mode: the workbench runs inside this node.'
       : 'Remote mode: replicas this agent node is connected to.';
@@ -115,6 +134,7 @@ async function refresh() {
       showSignIn('That token was not accepted. Paste a valid token.');
       return;
     }
+    if (mine !== latest) return;
     showError('Could not load: ' + err.message);
   }
 }
@@ -148,6 +168,7 @@ $('signout').addEventListener('click', () => {
   sessionStorage.removeItem(KEY);
   showSignIn('');
 });
+${WORKERS_SCRIPT}
 if (token()) showFleet(); else showSignIn('');
 `;
 
@@ -159,6 +180,7 @@ header .crumbs { color: #b9c2d0; }
 main { padding: 16px 20px; max-width: 1200px; }
 section { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; padding: 12px 16px; margin-bottom: 16px; }
 h2 { font-size: 15px; margin: 0 0 8px; }
+h3 { font-size: 13px; margin: 14px 0 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #eceff3; vertical-align: top; }
 th { font-weight: 600; color: #4a5566; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
@@ -194,7 +216,7 @@ const HTML_BODY = `
       <h2>Your workspaces</h2>
       <div class="toolbar"><label><input id="include-released" type="checkbox"> Include released</label><span class="note">Only your own workspaces are listed.</span></div>
       <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th></tr></thead><tbody id="workspaces"></tbody></table>
-    </section>
+    </section>${WORKERS_HTML}
   </div>
 </main>
 `;

@@ -12,3 +12,4 @@ export * from './dev-token.js';
 export * from './fleet.js';
 export * from './readiness.js';
 export * from './release-reasons.js';
+export * from './worker-directory.js';

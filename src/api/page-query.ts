@@ -1,6 +1,7 @@
 /**
  * The query of a newest-first list a page at a time (`?status=&limit=&before=`), as
- * the run list and a run's command list read it.
+ * the run list and a run's command list read it; and the parameters of the shorter
+ * lists (consent requests, routing records) that answer one bounded page.
  *
  * @module
  */
@@ -56,4 +57,32 @@ export function parsePageQuery<S extends string>(
     limit,
     ...(before === undefined ? {} : { before }),
   };
+}
+
+/** Records a list without pages answers when `limit` is not given. */
+export const LIST_DEFAULT = 100;
+
+/**
+ * An id-like query parameter: given at most once, 1 to `MAX_ID_CHARS` characters;
+ * `undefined` when absent.
+ */
+export function oneParam(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw invalidField(name, 'given more than once');
+  const value = values[0];
+  if (value !== undefined && (value.length === 0 || value.length > MAX_ID_CHARS)) {
+    throw invalidField(name, `expected 1 to ${MAX_ID_CHARS} characters`);
+  }
+  return value;
+}
+
+/** `?limit=` of a list without pages: 1 to {@link PAGE_MAX}, {@link LIST_DEFAULT} when absent. */
+export function listLimit(query: URLSearchParams): number {
+  const text = oneParam(query, 'limit');
+  if (text === undefined) return LIST_DEFAULT;
+  const limit = /^[1-9]\d{0,3}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(limit <= PAGE_MAX)) {
+    throw invalidField('limit', `expected an integer from 1 to ${PAGE_MAX}`);
+  }
+  return limit;
 }

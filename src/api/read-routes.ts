@@ -18,6 +18,7 @@ import {
 import type { RouteContext } from './api-deps.js';
 import { ApiError, invalidField, sendJson } from './http-io.js';
 import { artifactView, commandView, workspaceView } from './views.js';
+import { callerWorkers } from './worker-directory.js';
 
 /** `GET /v1/commands/:commandId`: another user's command reads as absent. */
 export async function getCommandRoute(ctx: RouteContext): Promise<void> {
@@ -162,7 +163,14 @@ export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
   });
 }
 
-/** `GET /v1/fleet/workbenches`: the replicas the caller's calls can reach. */
+/**
+ * `GET /v1/fleet/workbenches`: the replicas the caller's calls can reach, and beside
+ * them the caller's own worker hosts (never anyone else's).
+ */
 export async function fleetRoute(ctx: RouteContext): Promise<void> {
-  sendJson(ctx.res, 200, await ctx.deps.fleet());
+  const [fleet, mine] = await Promise.all([
+    ctx.deps.fleet(),
+    callerWorkers(ctx.deps.db, ctx.deps.workers, ctx.caller.userId),
+  ]);
+  sendJson(ctx.res, 200, { ...fleet, workers: mine.workers });
 }

@@ -5,11 +5,19 @@
  * @module
  */
 
+import type {
+  ConsentRequestView,
+  WorkerConsentView,
+  WorkerInvocationView,
+} from '../contract/index.js';
 import {
   type Artifact,
   type Command,
+  type ConsentRequestRecord,
   commandAnswer,
   type Run,
+  type WorkerConsent,
+  type WorkerInvocation,
   type Workspace,
 } from '../store/index.js';
 import { describeReleaseReason } from './release-reasons.js';
@@ -92,5 +100,51 @@ export function artifactView(a: Artifact) {
     size: a.size,
     sha256: a.hash,
     createdAt: iso(a.createdAt),
+  };
+}
+
+/** A user's standing consent on one worker. */
+export function workerConsentView(c: WorkerConsent): WorkerConsentView {
+  return {
+    workerId: c.workerId,
+    scope: c.scope,
+    killSwitch: c.killSwitch,
+    updatedAt: iso(c.updatedAt),
+  };
+}
+
+/** A consent request: the card the user decides on, and when and how it was decided. */
+export function consentRequestView(r: ConsentRequestRecord): ConsentRequestView {
+  return {
+    id: r.id,
+    workerId: r.workerId,
+    runId: r.runId,
+    action: r.action,
+    needs: r.needs,
+    requiredScope: r.requiredScope,
+    heldScope: r.heldScope,
+    summary: r.summary,
+    status: r.status,
+    createdAt: r.createdAt.toISOString(),
+    decidedAt: iso(r.decidedAt),
+    decidedScope: r.decidedScope,
+  };
+}
+
+/** The routing record of a call sent to a worker host. */
+export function workerInvocationView(w: WorkerInvocation): WorkerInvocationView {
+  return {
+    id: w.id,
+    workerId: w.workerId,
+    runId: w.runId,
+    action: w.action,
+    callId: w.callId,
+    reroutedFrom: w.reroutedFrom,
+    needs: w.needs,
+    scope: w.scope,
+    status: w.status,
+    errorCode: w.errorCode,
+    startedAt: w.startedAt.toISOString(),
+    finishedAt: iso(w.finishedAt),
   };
 }

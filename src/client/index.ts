@@ -17,6 +17,7 @@ export {
 } from '../contract/index.js';
 export * from './artifact-download.js';
 export * from './client-error.js';
+export * from './client-options.js';
 export * from './ndjson-stream.js';
 export * from './types.js';
 export * from './workbench-client.js';

@@ -17,21 +17,37 @@ import type {
   RefusedPath,
   RunStatus,
   ToolActionName,
+  WorkerView,
 } from '../contract/index.js';
 
 export {
+  type ApproveAnswer,
   type CommandEnding,
   type CommandStatus,
+  type ConsentCard,
+  type ConsentRequestView,
+  type ConsentStatus,
+  type DenyAnswer,
   type ExecPayload,
   type ExpectedOutputResult,
   type FilesRefused,
+  isScope,
   isTerminalRunStatus,
+  type KillSwitchAnswer,
   type OutputError,
   type PromotedArtifact,
   type RefusedPath,
   type RunStatus,
+  SCOPES,
+  type Scope,
+  type SetScopeAnswer,
+  scopeCovers,
   TERMINAL_RUN_STATUSES,
   type TerminalRunStatus,
+  type WorkerConsentView,
+  type WorkerInvocationView,
+  type WorkersAnswer,
+  type WorkerView,
 } from '../contract/index.js';
 
 /** A run, owned by the user whose token created it. */
@@ -219,6 +235,8 @@ export interface ArtifactRecord {
 export interface FleetView {
   /** One entry per workbench replica; the fields are the API's. */
   readonly replicas: readonly Record<string, unknown>[];
+  /** The caller's own worker hosts, as {@link WorkbenchClient.listWorkers} lists them. */
+  readonly workers: readonly WorkerView[];
   /** How this agent node dispatches (in-process or remote). */
   readonly mode: string;
 }

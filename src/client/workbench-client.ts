@@ -10,16 +10,31 @@
  * @module
  */
 
-import type { Writable } from 'node:stream';
-import type { DispatchFailure, DispatchResult } from '../contract/index.js';
+import type {
+  ApproveAnswer,
+  ConsentRequestView,
+  ConsentStatus,
+  DispatchFailure,
+  DispatchResult,
+  KillSwitchAnswer,
+  Scope,
+  SetScopeAnswer,
+  WorkerInvocationView,
+  WorkersAnswer,
+} from '../contract/index.js';
+import { type ArtifactBody, type DownloadResult, writeArtifact } from './artifact-download.js';
+import { ClientError, isAbortError } from './client-error.js';
 import {
-  type ArtifactBody,
-  type DownloadResult,
-  type ProgressListener,
-  writeArtifact,
-} from './artifact-download.js';
-import { ClientError, errorFromResponse, isAbortError, unreachableError } from './client-error.js';
-import { isDispatchResult, type OutputStream, readDispatchStream } from './ndjson-stream.js';
+  type BuildRequest,
+  type DispatchStreamOptions,
+  type DownloadOptions,
+  type FileCallOptions,
+  fileQuery,
+  type WorkbenchClientOptions,
+  type WorkbenchHostFn,
+} from './client-options.js';
+import { ClientTransport, enc, field, notShaped, pageSearch } from './client-transport.js';
+import { isDispatchResult, readDispatchStream } from './ndjson-stream.js';
 import type {
   ArtifactRecord,
   CommandPage,
@@ -38,69 +53,6 @@ import type {
   WorkspaceRecord,
 } from './types.js';
 
-/** How to reach the API. */
-export interface WorkbenchClientOptions {
-  /**
-   * The API's base address, such as `http://127.0.0.1:8080`; a trailing `/v1` (as
-   * `npm start` prints the API address) is accepted and dropped.
-   */
-  readonly baseUrl: string;
-  /** A bearer token; every `/v1` route needs one. */
-  readonly token: string;
-  /** The `fetch` to use; the global one by default. */
-  readonly fetch?: typeof fetch;
-}
-
-/** Options of a streaming dispatch. */
-export interface DispatchStreamOptions {
-  /** Called with each chunk of a running command's output, as it happens. */
-  readonly onOutput?: (stream: OutputStream, chunk: Buffer) => void;
-  /** Aborting closes the connection, which cancels a running command on the server. */
-  readonly signal?: AbortSignal;
-}
-
-/** What {@link WorkbenchClient.build} builds. */
-export interface BuildRequest {
-  /** Git ref to check out first; the workspace's current checkout when omitted. */
-  readonly ref?: string;
-  /** npm script to run after `npm ci`; `build` when omitted. */
-  readonly script?: string;
-  /** An id for the call, recorded with it (and its audit events). */
-  readonly callId?: string;
-}
-
-/** Options of an artifact download. */
-export interface DownloadOptions {
-  /** Where the bytes go: a file path (created or replaced) or a writable stream (left open). */
-  readonly to: string | Writable;
-  /** Called as bytes arrive. */
-  readonly onProgress?: ProgressListener;
-  readonly signal?: AbortSignal;
-}
-
-/** Options of the file stream calls. */
-export interface FileCallOptions {
-  /** Recorded on the calls it is made of, as a dispatch's `agentId` is. */
-  readonly agentId?: string;
-  readonly taskId?: string;
-  readonly signal?: AbortSignal;
-}
-
-/** The `?path=&agentId=&taskId=` of a file stream call. */
-function fileQuery(path: string, options: FileCallOptions): URLSearchParams {
-  const query = new URLSearchParams({ path });
-  if (options.agentId !== undefined) query.set('agentId', options.agentId);
-  if (options.taskId !== undefined) query.set('taskId', options.taskId);
-  return query;
-}
-
-/** A tool loop's one tool: run an action in the run's workspace. */
-export type WorkbenchHostFn = (
-  action: string,
-  args: unknown,
-  call?: { readonly callId?: string; readonly environment?: unknown },
-) => Promise<DispatchResult>;
-
 /**
  * Transport refusals a model can act on (fix the arguments, send less); the tool
  * loop gets these back as failed results. Others (a bad token, an unreachable node)
@@ -111,30 +63,19 @@ const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set([
   'payload_too_large',
 ]);
 
-interface RequestOptions {
-  readonly body?: unknown;
-  /** Bytes sent as they are (`application/octet-stream`), instead of a JSON `body`. */
-  readonly bytes?: Uint8Array | AsyncIterable<Uint8Array>;
-  readonly signal?: AbortSignal;
-  /** Accept this content type instead of reading JSON. */
-  readonly raw?: boolean;
-}
-
 /** A typed client of the agent node's HTTP API. */
 export class WorkbenchClient {
   readonly baseUrl: string;
-  private readonly token: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly http: ClientTransport;
 
   constructor(options: WorkbenchClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
-    this.token = options.token;
-    this.fetchImpl = options.fetch ?? fetch;
+    this.http = new ClientTransport(options);
+    this.baseUrl = this.http.baseUrl;
   }
 
   /** Create a run owned by the token's user. */
   async createRun(options: CreateRunOptions = {}): Promise<Run> {
-    const body = await this.json('POST', '/v1/runs', { body: options });
+    const body = await this.http.json('POST', '/v1/runs', { body: options });
     return field<Run>(body, 'run');
   }
 
@@ -143,7 +84,7 @@ export class WorkbenchClient {
    * `before: page.nextBefore` until it is null.
    */
   async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
-    const body = await this.json('GET', `/v1/runs${pageSearch(options)}`);
+    const body = await this.http.json('GET', `/v1/runs${pageSearch(options)}`);
     return {
       runs: field<Run[]>(body, 'runs'),
       nextBefore: field<string | null>(body, 'nextBefore'),
@@ -158,27 +99,27 @@ export class WorkbenchClient {
     userId: string,
     options: { label?: string } = {},
   ): Promise<{ readonly token: TokenRecord; readonly secret: string }> {
-    const body = await this.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
+    const body = await this.http.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
     return { token: field<TokenRecord>(body, 'token'), secret: field<string>(body, 'secret') };
   }
 
   /** The users' tokens, newest first, without secrets (operator credential only). */
   async listTokens(options: { userId?: string } = {}): Promise<readonly TokenRecord[]> {
     const query = options.userId === undefined ? '' : `?userId=${enc(options.userId)}`;
-    return field<TokenRecord[]>(await this.json('GET', `/v1/admin/tokens${query}`), 'tokens');
+    return field<TokenRecord[]>(await this.http.json('GET', `/v1/admin/tokens${query}`), 'tokens');
   }
 
   /** Revokes a token by id (operator credential only); `revoked` false when it already was. */
   async revokeToken(
     tokenId: string,
   ): Promise<{ readonly token: TokenRecord; readonly revoked: boolean }> {
-    const body = await this.json('DELETE', `/v1/admin/tokens/${enc(tokenId)}`);
+    const body = await this.http.json('DELETE', `/v1/admin/tokens/${enc(tokenId)}`);
     return { token: field<TokenRecord>(body, 'token'), revoked: field<boolean>(body, 'revoked') };
   }
 
   /** Read one of the caller's runs (`not_found` for anyone else's). */
   async getRun(runId: string): Promise<Run> {
-    return field<Run>(await this.json('GET', `/v1/runs/${enc(runId)}`), 'run');
+    return field<Run>(await this.http.json('GET', `/v1/runs/${enc(runId)}`), 'run');
   }
 
   /** Move a run to a terminal status; its workspace is released. */
@@ -186,18 +127,21 @@ export class WorkbenchClient {
     runId: string,
     status: TerminalRunStatus,
   ): Promise<{ readonly run: Run; readonly released: unknown }> {
-    const body = await this.json('POST', `/v1/runs/${enc(runId)}/end`, { body: { status } });
+    const body = await this.http.json('POST', `/v1/runs/${enc(runId)}/end`, { body: { status } });
     return { run: field<Run>(body, 'run'), released: (body as { released?: unknown }).released };
   }
 
   /** Delete a run and everything it left: objects, command rows, workspaces, artifacts. */
   async deleteRun(runId: string): Promise<DeletedCounts> {
-    return field<DeletedCounts>(await this.json('DELETE', `/v1/runs/${enc(runId)}`), 'deleted');
+    return field<DeletedCounts>(
+      await this.http.json('DELETE', `/v1/runs/${enc(runId)}`),
+      'deleted',
+    );
   }
 
   /** Dispatch one `workbenchHost` call and wait for its result. */
   async dispatch(request: DispatchRequest, options: { signal?: AbortSignal } = {}) {
-    const body = await this.json('POST', '/v1/dispatch', { body: request, ...options });
+    const body = await this.http.json('POST', '/v1/dispatch', { body: request, ...options });
     if (!isDispatchResult(body)) throw notShaped('/v1/dispatch', 'a dispatch result');
     return body;
   }
@@ -211,7 +155,7 @@ export class WorkbenchClient {
     request: DispatchRequest,
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const response = await this.send('POST', '/v1/dispatch/stream', {
+    const response = await this.http.send('POST', '/v1/dispatch/stream', {
       body: request,
       raw: true,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -235,7 +179,7 @@ export class WorkbenchClient {
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
     const path = `/v1/admin/runs/${enc(runId)}/build/stream`;
-    const response = await this.send('POST', path, {
+    const response = await this.http.send('POST', path, {
       body: request,
       raw: true,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -249,7 +193,7 @@ export class WorkbenchClient {
 
   /** Read a command's status and output by id (e.g. after a lost connection). */
   async getCommand(commandId: string): Promise<CommandRecord> {
-    const body = await this.json('GET', `/v1/commands/${enc(commandId)}`);
+    const body = await this.http.json('GET', `/v1/commands/${enc(commandId)}`);
     return field<CommandRecord>(body, 'command');
   }
 
@@ -259,7 +203,10 @@ export class WorkbenchClient {
    * `before: page.nextBefore` until it is null.
    */
   async listCommands(runId: string, options: ListCommandsOptions = {}): Promise<CommandPage> {
-    const body = await this.json('GET', `/v1/runs/${enc(runId)}/commands${pageSearch(options)}`);
+    const body = await this.http.json(
+      'GET',
+      `/v1/runs/${enc(runId)}/commands${pageSearch(options)}`,
+    );
     return {
       commands: field<CommandPage['commands']>(body, 'commands'),
       nextBefore: field<string | null>(body, 'nextBefore'),
@@ -271,26 +218,26 @@ export class WorkbenchClient {
     options: { includeReleased?: boolean } = {},
   ): Promise<readonly WorkspaceRecord[]> {
     const query = options.includeReleased ? '?includeReleased=true' : '';
-    const body = await this.json('GET', `/v1/workspaces${query}`);
+    const body = await this.http.json('GET', `/v1/workspaces${query}`);
     return field<WorkspaceRecord[]>(body, 'workspaces');
   }
 
   /** The caller's promoted artifacts, of one run when `runId` is given. */
   async listArtifacts(options: { runId?: string } = {}): Promise<readonly ArtifactRecord[]> {
     const query = options.runId === undefined ? '' : `?runId=${enc(options.runId)}`;
-    const body = await this.json('GET', `/v1/artifacts${query}`);
+    const body = await this.http.json('GET', `/v1/artifacts${query}`);
     return field<ArtifactRecord[]>(body, 'artifacts');
   }
 
   /** One of the caller's artifacts, by id. */
   async getArtifact(artifactId: string): Promise<ArtifactRecord> {
-    const body = await this.json('GET', `/v1/artifacts/${enc(artifactId)}`);
+    const body = await this.http.json('GET', `/v1/artifacts/${enc(artifactId)}`);
     return field<ArtifactRecord>(body, 'artifact');
   }
 
   /** Open an artifact's bytes as a stream; read `body` once. */
   async openArtifact(artifactId: string, options: { signal?: AbortSignal } = {}) {
-    const response = await this.send('GET', `/v1/artifacts/${enc(artifactId)}/content`, {
+    const response = await this.http.send('GET', `/v1/artifacts/${enc(artifactId)}/content`, {
       raw: true,
       ...options,
     });
@@ -339,7 +286,7 @@ export class WorkbenchClient {
   ): Promise<FsWritePayload> {
     const query = fileQuery(path, options);
     if (options.mode !== undefined) query.set('mode', options.mode);
-    const body = await this.json('PUT', `/v1/runs/${enc(runId)}/files?${query}`, {
+    const body = await this.http.json('PUT', `/v1/runs/${enc(runId)}/files?${query}`, {
       bytes: source,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -349,7 +296,7 @@ export class WorkbenchClient {
   /** Open a workspace file's bytes as a stream (`GET /v1/runs/:runId/files`); read `body` once. */
   async openFile(runId: string, path: string, options: FileCallOptions = {}) {
     const query = fileQuery(path, options);
-    const response = await this.send('GET', `/v1/runs/${enc(runId)}/files?${query}`, {
+    const response = await this.http.send('GET', `/v1/runs/${enc(runId)}/files?${query}`, {
       raw: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -395,12 +342,12 @@ export class WorkbenchClient {
 
   /** The workbench replicas this agent node knows, and its dispatch mode. */
   async fleet(): Promise<FleetView> {
-    return (await this.json('GET', '/v1/fleet/workbenches')) as FleetView;
+    return (await this.http.json('GET', '/v1/fleet/workbenches')) as FleetView;
   }
 
   /** The node's health answer (no token needed). */
   async health(): Promise<unknown> {
-    return this.json('GET', '/healthz');
+    return this.http.json('GET', '/healthz');
   }
 
   /**
@@ -443,79 +390,78 @@ export class WorkbenchClient {
     };
   }
 
-  private async json(method: string, path: string, options: RequestOptions = {}) {
-    const response = await this.send(method, path, options);
-    const text = await response.text();
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw notShaped(path, 'JSON');
-    }
+  /**
+   * The caller's worker hosts (every one they have connected; `connected` says which
+   * are connected to this agent node now), each with its standing scope and kill
+   * switch, and the user-wide kill switch.
+   */
+  async listWorkers(): Promise<WorkersAnswer> {
+    return (await this.http.json('GET', '/v1/workers')) as WorkersAnswer;
   }
 
-  /** One request; a non-2xx answer becomes a {@link ClientError}. */
-  private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
-    const url = `${this.baseUrl}${path}`;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.token}`,
-      accept: options.raw ? '*/*' : 'application/json',
-    };
-    const init: RequestInit = { method, headers };
-    if (options.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      init.body = JSON.stringify(options.body);
-    }
-    if (options.bytes !== undefined) {
-      headers['content-type'] = 'application/octet-stream';
-      if (options.bytes instanceof Uint8Array) {
-        init.body = options.bytes;
-      } else {
-        // A streamed body: sent as it is read, never held whole.
-        init.body = options.bytes as unknown as ReadableStream;
-        (init as RequestInit & { duplex: 'half' }).duplex = 'half';
-      }
-    }
-    if (options.signal) init.signal = options.signal;
-    let response: Response;
-    try {
-      response = await this.fetchImpl(url, init);
-    } catch (err) {
-      if (isAbortError(err)) throw err;
-      throw unreachableError(this.baseUrl, err);
-    }
-    if (!response.ok) throw errorFromResponse(response.status, await response.text());
-    return response;
+  /** Sets a worker's standing scope to any rung: how a scope is lowered or revoked. */
+  async setWorkerScope(workerId: string, scope: Scope): Promise<SetScopeAnswer> {
+    const path = `/v1/workers/${enc(workerId)}/scope`;
+    return (await this.http.json('PUT', path, { body: { scope } })) as SetScopeAnswer;
   }
-}
 
-/** The `?status=&limit=&before=` of a list page; empty when nothing is selected. */
-function pageSearch(options: {
-  readonly status?: string;
-  readonly limit?: number;
-  readonly before?: string;
-}): string {
-  const query = new URLSearchParams();
-  if (options.status !== undefined) query.set('status', options.status);
-  if (options.limit !== undefined) query.set('limit', String(options.limit));
-  if (options.before !== undefined) query.set('before', options.before);
-  return query.size > 0 ? `?${query}` : '';
-}
-
-function enc(segment: string): string {
-  return encodeURIComponent(segment);
-}
-
-function notShaped(path: string, expected: string): ClientError {
-  return new ClientError(
-    'internal',
-    `internal: ${path} did not answer with ${expected}; is the address an agent node's API?`,
-  );
-}
-
-/** `body[key]`, or an `internal` error naming the missing field. */
-function field<T>(body: unknown, key: string): T {
-  if (typeof body === 'object' && body !== null && key in body) {
-    return (body as Record<string, unknown>)[key] as T;
+  /**
+   * Engages (`true`: computer use off) or releases the kill switch: of every worker of
+   * the caller's, those connected later too, or of `workerId` alone.
+   */
+  async setKillSwitch(
+    engaged: boolean,
+    options: { readonly workerId?: string } = {},
+  ): Promise<KillSwitchAnswer> {
+    const body = await this.http.json('POST', '/v1/workers/kill-switch', {
+      body: { engaged, ...options },
+    });
+    return body as KillSwitchAnswer;
   }
-  throw notShaped(key, `a "${key}" field`);
+
+  /** The caller's consent requests, newest first; pending ones unless `status` says otherwise. */
+  async listConsentRequests(
+    options: { readonly status?: ConsentStatus; readonly limit?: number } = {},
+  ): Promise<readonly ConsentRequestView[]> {
+    const body = await this.http.json('GET', `/v1/consent-requests${pageSearch(options)}`);
+    return field<ConsentRequestView[]>(body, 'requests');
+  }
+
+  /**
+   * Approves a pending consent request at `scope` (the request's `requiredScope` when
+   * omitted). `covers` is false when the worker's standing scope still does not cover
+   * what the call needs. A request already decided throws `invalid_arguments` (409).
+   */
+  async approveConsentRequest(
+    requestId: string,
+    options: { readonly scope?: Exclude<Scope, 'none'> } = {},
+  ): Promise<ApproveAnswer> {
+    const path = `/v1/consent-requests/${enc(requestId)}/approve`;
+    return (await this.http.json('POST', path, { body: options })) as ApproveAnswer;
+  }
+
+  /** Denies a pending consent request; the worker's standing scope stays as it was. */
+  async denyConsentRequest(requestId: string): Promise<ConsentRequestView> {
+    const path = `/v1/consent-requests/${enc(requestId)}/deny`;
+    return field<ConsentRequestView>(await this.http.json('POST', path, { body: {} }), 'request');
+  }
+
+  /** Routing records of calls sent to the caller's workers, newest first: why a call ran there. */
+  async listWorkerInvocations(
+    options: { readonly runId?: string; readonly workerId?: string; readonly limit?: number } = {},
+  ): Promise<readonly WorkerInvocationView[]> {
+    const query = new URLSearchParams();
+    if (options.runId !== undefined) query.set('runId', options.runId);
+    if (options.workerId !== undefined) query.set('workerId', options.workerId);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const search = query.size > 0 ? `?${query}` : '';
+    const body = await this.http.json('GET', `/v1/worker-invocations${search}`);
+    return field<WorkerInvocationView[]>(body, 'invocations');
+  }
+
+  /** One routing record, by id. */
+  async getWorkerInvocation(invocationId: string): Promise<WorkerInvocationView> {
+    const body = await this.http.json('GET', `/v1/worker-invocations/${enc(invocationId)}`);
+    return field<WorkerInvocationView>(body, 'invocation');
+  }
 }

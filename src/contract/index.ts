@@ -64,3 +64,4 @@ export * from './scope.js';
 export * from './tool-definition.js';
 export * from './wire-shapes.js';
 export * from './worker-consent.js';
+export * from './worker-views.js';

@@ -19,7 +19,7 @@
  */
 
 import type { ActionName } from './actions.js';
-import { NEEDS, type Need, type UnmetNeed } from './environment.js';
+import { NEEDS, type Need, type UnmetNeed } from './needs.js';
 import type { Scope } from './scope.js';
 
 /**

@@ -47,22 +47,28 @@ function toWorkerHost(r: Record<string, unknown>): WorkerHostRecord {
   };
 }
 
-/** Records a worker's connection (its offer as of now). */
+/**
+ * Records a worker's connection (its offer as of now) and returns the `connectedAt`
+ * the row now holds: the database's clock, which {@link recordWorkerDisconnected}
+ * compares against, so the caller passes this value back rather than its own clock's.
+ */
 export async function recordWorkerConnected(
   q: Queryable,
   w: Pick<
     WorkerHostRecord,
     'ownerUserId' | 'workerId' | 'os' | 'provides' | 'version' | 'agentNodeId'
   >,
-): Promise<void> {
-  await q.execute(
+): Promise<Date> {
+  const rows = await q.query(
     `insert into worker_host (owner_user_id, worker_id, os, provides, version, agent_node_id)
      values ($1, $2, $3, $4::text::jsonb, $5, $6)
      on conflict (owner_user_id, worker_id) do update set os = excluded.os,
        provides = excluded.provides, version = excluded.version,
-       agent_node_id = excluded.agent_node_id, connected_at = now(), disconnected_at = null`,
+       agent_node_id = excluded.agent_node_id, connected_at = now(), disconnected_at = null
+     returning connected_at`,
     [w.ownerUserId, w.workerId, w.os, JSON.stringify(w.provides), w.version, w.agentNodeId],
   );
+  return date(rows[0]!.connected_at);
 }
 
 /**
@@ -310,10 +316,14 @@ export function decideConsentRequest(
   id: string,
   scope: Scope | null,
 ): Promise<ConsentDecision> {
-  return db.transaction((q) => decideIn(q, ownerUserId, id, scope));
+  return db.transaction((q) => decideConsentRequestIn(q, ownerUserId, id, scope));
 }
 
-async function decideIn(
+/**
+ * {@link decideConsentRequest} inside a transaction the caller holds (to write, say,
+ * its audit event in the same one).
+ */
+export async function decideConsentRequestIn(
   q: Queryable,
   ownerUserId: string,
   id: string,

@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import t from 'tap';
-import { createRun, openDb, provisionWorkspace } from '../../src/store/index.js';
+import {
+  createRun,
+  getConsentRequest,
+  insertWorkerInvocation,
+  openDb,
+  provisionWorkspace,
+  raiseConsentRequest,
+  readConsentState,
+  recordWorkerConnected,
+} from '../../src/store/index.js';
 import { NodeProcess, nodeMain } from '../support/node-process.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -93,6 +102,47 @@ await provisionWorkspace(db, {
   runId: 'run-someone-else',
   nodeId: 'local-1',
   ownerUserId: 'someone-else',
+});
+
+// The caller's worker host, a consent request of each tier, and one routing record;
+// someone else's worker and request, which "dev" must never see. The local node serves
+// no worker hosts, so its worker reads as not connected.
+const worker = { os: 'darwin', provides: ['display', 'user_files'], version: '0.1.0' };
+await recordWorkerConnected(db, {
+  ...worker,
+  ownerUserId: 'dev',
+  workerId: 'dev-laptop',
+  agentNodeId: 'agent-x',
+});
+await recordWorkerConnected(db, {
+  ...worker,
+  ownerUserId: 'someone-else',
+  workerId: 'someone-elses-laptop',
+  agentNodeId: 'agent-x',
+});
+const card = (owner: string, workerId: string, runId: string, scope: 'observe' | 'full') =>
+  raiseConsentRequest(db, {
+    ownerUserId: owner,
+    workerId,
+    runId,
+    action: scope === 'full' ? 'exec' : 'fs_read',
+    needs: scope === 'full' ? ['display'] : ['user_files'],
+    requiredScope: scope,
+    heldScope: 'none',
+    summary: scope === 'full' ? 'exec needing display' : 'fs_read needing user_files',
+  });
+const toApprove = await card('dev', 'dev-laptop', live, 'full');
+const toDeny = await card('dev', 'dev-laptop', moved, 'observe');
+const foreign = await card('someone-else', 'someone-elses-laptop', 'run-someone-else', 'full');
+const routed = await insertWorkerInvocation(db, {
+  ownerUserId: 'dev',
+  workerId: 'dev-laptop',
+  runId: live,
+  action: 'exec',
+  callId: 'call-1',
+  reroutedFrom: 'workbench',
+  needs: ['display'],
+  scope: 'full',
 });
 
 const profile = await mkdtemp(join(tmpdir(), 'memql-chromium-'));
@@ -186,6 +236,79 @@ t.test('Fleet > Workbenches shows the replica and the caller’s workspaces', as
   await page.reload();
   await replica.waitFor({ timeout: 10_000 });
   t.pass('the token is kept in sessionStorage across a reload');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+t.test('Workers: approve and deny requests, flip the kill switch, read the routing', async (t) => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text());
+  });
+  await page.goto(consoleUrl);
+  await page.locator('#token').fill(token);
+  await page.locator('#signin-form button[type=submit]').click();
+
+  const laptop = page.locator('#workers tr[data-worker-id="dev-laptop"]');
+  await laptop.waitFor({ timeout: 15_000 });
+  t.same(await laptop.locator('td').allTextContents(), [
+    'dev-laptop',
+    'not connected',
+    'darwin',
+    'display, user_files',
+    'none',
+    'off',
+  ]);
+  t.equal(await page.locator('#workers tr[data-worker-id]').count(), 1, 'only the caller’s');
+  const body = await page.locator('body').textContent();
+  t.notMatch(body, 'someone-elses-laptop');
+  t.notMatch(body, foreign.id);
+
+  const record = page.locator(`#invocations tr[data-invocation-id="${routed.id}"]`);
+  const recordCells = await record.locator('td').allTextContents();
+  t.same(recordCells.slice(0, 7), [
+    'workbench',
+    'dev-laptop',
+    'exec',
+    'display',
+    'full',
+    'running',
+    live,
+  ]);
+
+  const approveRow = page.locator(`#consent tr[data-request-id="${toApprove.id}"]`);
+  t.equal(await approveRow.locator('button.approve').textContent(), 'Approve (full)');
+  await approveRow.locator('button.approve').click();
+  await approveRow.waitFor({ state: 'detached', timeout: 10_000 });
+  await laptop.locator('td.scope', { hasText: 'full' }).waitFor({ timeout: 10_000 });
+  t.equal(
+    (await getConsentRequest(db, 'dev', toApprove.id))?.decidedScope,
+    'full',
+    'approved at the tier it needs',
+  );
+  t.equal((await readConsentState(db, 'dev')).workers.get('dev-laptop')?.scope, 'full');
+
+  const denyRow = page.locator(`#consent tr[data-request-id="${toDeny.id}"]`);
+  await denyRow.locator('button.deny').click();
+  await denyRow.waitFor({ state: 'detached', timeout: 10_000 });
+  t.equal((await getConsentRequest(db, 'dev', toDeny.id))?.status, 'denied');
+  await page.locator('#consent td.empty').waitFor();
+  t.equal(
+    (await getConsentRequest(db, 'someone-else', foreign.id))?.status,
+    'pending',
+    'untouched',
+  );
+
+  await page.locator('#kill-switch').click();
+  await page.locator('#kill-switch[data-engaged="true"]').waitFor({ timeout: 10_000 });
+  t.equal((await readConsentState(db, 'dev')).allKilled, true, 'engaged for every worker');
+  t.match(await page.locator('#kill-state').textContent(), 'Kill switch ON');
+  t.equal((await readConsentState(db, 'someone-else')).allKilled, false, 'only the caller’s');
+  await page.locator('#kill-switch').click();
+  await page.locator('#kill-switch[data-engaged="false"]').waitFor({ timeout: 10_000 });
+  t.equal((await readConsentState(db, 'dev')).allKilled, false, 'released');
   t.same(errors, [], 'no script errors and no CSP violations');
   await page.close();
 });

@@ -21,6 +21,12 @@ import {
   table,
   USAGE,
 } from '../../nodes/cli/cli-output.js';
+import {
+  formatApproval,
+  formatConsentRequests,
+  formatInvocations,
+  formatWorkers,
+} from '../../nodes/cli/worker-output.js';
 
 const env = { MEMQL_URL: 'http://127.0.0.1:8080', MEMQL_TOKEN: 'tok' };
 const cmd = (...argv: string[]) => parseCli(argv, env).command;
@@ -122,6 +128,34 @@ t.test('every subcommand parses into its command', async (t) => {
       ['build', 'r1', '--ref', 'v1.2.0', '--script', 'dist'],
       { kind: 'build', runId: 'r1', ref: 'v1.2.0', script: 'dist' },
     ],
+    [['workers', 'ls'], { kind: 'workers-list' }],
+    [['workers', 'list'], { kind: 'workers-list' }],
+    [
+      ['workers', 'scope', 'laptop', 'observe'],
+      { kind: 'workers-scope', workerId: 'laptop', scope: 'observe' },
+    ],
+    [
+      ['workers', 'scope', 'laptop', 'none'],
+      { kind: 'workers-scope', workerId: 'laptop', scope: 'none' },
+    ],
+    [['workers', 'kill-switch', 'on'], { kind: 'workers-kill-switch', engaged: true }],
+    [
+      ['workers', 'kill-switch', 'off', '--worker', 'laptop'],
+      { kind: 'workers-kill-switch', engaged: false, workerId: 'laptop' },
+    ],
+    [['workers', 'invocations'], { kind: 'workers-invocations' }],
+    [
+      ['workers', 'invocations', '--run', 'r1', '--worker', 'laptop'],
+      { kind: 'workers-invocations', runId: 'r1', workerId: 'laptop' },
+    ],
+    [['consent', 'ls'], { kind: 'consent-list' }],
+    [['consent', 'ls', '--status', 'denied'], { kind: 'consent-list', status: 'denied' }],
+    [['consent', 'approve', 'csr_1'], { kind: 'consent-approve', requestId: 'csr_1' }],
+    [
+      ['consent', 'approve', 'csr_1', '--scope', 'full'],
+      { kind: 'consent-approve', requestId: 'csr_1', scope: 'full' },
+    ],
+    [['consent', 'deny', 'csr_1'], { kind: 'consent-deny', requestId: 'csr_1' }],
   ];
   for (const [argv, expected] of table) t.same(cmd(...argv), expected, argv.join(' '));
 });
@@ -195,6 +229,19 @@ t.test('usage errors say what is wrong', async (t) => {
     [['build'], 'build: missing <runId>'],
     [['build', 'r1', 'main'], 'build: unexpected argument "main"'],
     [['build', 'r1', '--cwd', 'x'], '--cwd does not apply to "build"'],
+    [['workers'], 'workers: expected ls, scope, kill-switch or invocations'],
+    [['workers', 'scope', 'laptop'], 'workers scope: missing <none\\|observe\\|full>'],
+    [['workers', 'scope', 'laptop', 'admin'], 'the scope must be none, observe or full'],
+    [['workers', 'kill-switch'], 'workers kill-switch: missing <on|off>'],
+    [['workers', 'kill-switch', 'true'], 'expected on \\(computer use off\\) or off'],
+    [['workers', 'ls', '--worker', 'x'], '--worker does not apply to "workers list"'],
+    [['workers', 'scope', 'a', 'full', '--scope', 'full'], '--scope does not apply'],
+    [['consent'], 'consent: expected ls, approve or deny'],
+    [['consent', 'ls', '--status', 'open'], '--status must be pending, approved or denied'],
+    [['consent', 'approve'], 'consent approve: missing <requestId>'],
+    [['consent', 'approve', 'c1', '--scope', 'none'], '--scope must be observe or full'],
+    [['consent', 'deny', 'c1', '--scope', 'full'], '--scope does not apply to "consent deny"'],
+    [['consent', 'deny', 'c1', 'c2'], 'consent deny: unexpected argument "c2"'],
   ];
   for (const [argv, message] of cases)
     t.ok(usageError(argv, message), `${argv.join(' ')} → ${message}`);
@@ -393,4 +440,95 @@ t.test('what became of each expected output, one line each', async (t) => {
     'memql: output out/a.pdf: artifact art_1 (12 bytes)\n' +
       'memql: output b.txt not promoted: path_not_found: "b.txt" ...\n',
   );
+});
+
+t.test('worker hosts, consent requests and routing records as tables', async (t) => {
+  const worker = {
+    workerId: 'laptop',
+    connected: true,
+    os: 'darwin',
+    provides: ['display', 'user_files'],
+    version: '0.1.0',
+    connectedAt: '2026-01-01T00:00:00.000Z',
+    disconnectedAt: null,
+    inFlight: 1,
+    capacity: 2,
+    scope: 'observe',
+    killSwitch: false,
+  } as const;
+  const gone = {
+    ...worker,
+    workerId: 'desktop',
+    connected: false,
+    provides: [],
+    disconnectedAt: '2026-01-02T00:00:00.000Z',
+    capacity: null,
+    inFlight: 0,
+    scope: 'none',
+    killSwitch: true,
+  } as const;
+  t.equal(
+    formatWorkers({ killSwitch: false, workers: [worker, gone] }),
+    [
+      'kill switch: off',
+      'WORKER   CONNECTED                            OS      PROVIDES            SCOPE    KILL SWITCH  LOAD  VERSION',
+      'laptop   yes                                  darwin  display,user_files  observe  off          1/2   0.1.0',
+      'desktop  no (since 2026-01-02T00:00:00.000Z)  darwin  -                   none     on           -     0.1.0',
+      '',
+    ].join('\n'),
+  );
+  t.match(formatWorkers({ killSwitch: true, workers: [] }), /ON for every worker[\s\S]*no workers/);
+  const request = {
+    id: 'csr_1',
+    workerId: 'laptop',
+    runId: 'r1',
+    action: 'exec',
+    needs: ['display'],
+    requiredScope: 'full',
+    heldScope: 'observe',
+    summary: 'exec needing display',
+    status: 'pending',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    decidedAt: null,
+    decidedScope: null,
+  } as const;
+  const listing = formatConsentRequests([request]);
+  t.match(listing, /^ID\s+WORKER\s+RUN\s+ACTION\s+NEEDS\s+REQUIRED\s+HELD\s+STATUS\s+CREATED\n/);
+  t.match(listing, /csr_1\s+laptop\s+r1\s+exec\s+display\s+full\s+observe\s+pending/);
+  t.match(listing, /memql consent approve <id>/, 'says how to answer');
+  t.match(
+    formatConsentRequests([{ ...request, status: 'approved', decidedScope: 'observe' }]),
+    /approved \(observe\)/,
+  );
+  t.equal(formatConsentRequests([]), 'no consent requests\n');
+  t.match(
+    formatApproval({
+      request: { ...request, status: 'approved', decidedScope: 'observe' },
+      consent: { workerId: 'laptop', scope: 'observe', killSwitch: false, updatedAt: null },
+      covers: false,
+      message: 'approved at observe, which is recorded, but the call needs full',
+    }),
+    /^warning: approved at observe/,
+  );
+  const records = formatInvocations([
+    {
+      id: 'wiv_1',
+      workerId: 'laptop',
+      runId: 'r1',
+      action: 'exec',
+      callId: null,
+      reroutedFrom: 'workbench',
+      needs: ['display'],
+      scope: 'full',
+      status: 'failed',
+      errorCode: 'command_not_allowed',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: null,
+    },
+  ]);
+  t.match(
+    records,
+    /wiv_1\s+r1\s+laptop\s+exec\s+workbench\s+display\s+full\s+failed \(command_not_allowed\)/,
+  );
+  t.equal(formatInvocations([]), 'no calls were sent to a worker\n');
 });
