@@ -90,6 +90,8 @@ export interface SessionHost {
   health(): HealthFrame;
   /** Called once when the stream is over. */
   closed(session: ServerSession): void;
+  /** Called with the peer's hello (a worker host's link is ready when its agent's arrives). */
+  peerHello?(frame: HelloFrame): void;
 }
 
 /** The serving side of one stream, over either end of its call. */
@@ -165,6 +167,7 @@ export class ServerSession {
           { peerNodeId: frame.nodeId, peerNodeType: frame.nodeType },
           'peer said hello',
         );
+        this.host.peerHello?.(frame);
         return;
       case 'health':
         return;
