@@ -19,7 +19,7 @@
  */
 
 import type { ActionName } from './actions.js';
-import { NEEDS, type Need, type UnmetNeed } from './environment.js';
+import { NEEDS, type Need, type UnmetNeed } from './needs.js';
 
 /** The consent ladder, lowest first. */
 export const SCOPES = ['none', 'observe', 'full'] as const;
