@@ -72,6 +72,10 @@ t.test("hello with the offer, health, and calls served down the worker's own str
   });
   t.equal((await readFile(join(dataDir, 'worker-id'), 'utf8')).trim(), hello.nodeId, 'kept');
   t.match(await stream.waitFor(isHealth), { healthy: true, capacity: 3, running: 0 });
+  await stream.waitFor(
+    (f): f is HealthFrame => isHealth(f) && stream.frames.filter(isHealth).length >= 2,
+  );
+  t.pass('Health frames keep coming, period after period');
 
   stream.send({ kind: 'hello', nodeId: 'agent-1', nodeType: 'agent', version: '0.0.0' });
   await worker.waitForLog((l) => l.msg === 'worker-link ready');
