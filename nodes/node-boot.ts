@@ -26,8 +26,8 @@ import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-facto
 
 /** Loads the configuration and makes the root logger, or exits 2 on a bad variable. */
 export function bootNode(
-  nodeType: 'agent' | 'workbench' | 'local',
-  options: Pick<LoadConfigOptions, 'defaults'> & {
+  nodeType: 'agent' | 'workbench' | 'local' | 'worker',
+  options: Pick<LoadConfigOptions, 'defaults' | 'worker'> & {
     /** No log lines (a subcommand whose stdout is its answer). */
     silent?: boolean;
   } = {},
@@ -38,6 +38,7 @@ export function bootNode(
       hostname: hostname(),
       cwd: process.cwd(),
       ...(options.defaults ? { defaults: options.defaults } : {}),
+      ...(options.worker ? { worker: true } : {}),
     });
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -66,14 +67,34 @@ export function bootNode(
  * folders for their own).
  */
 export function localNodeId(dataDir: string): string {
-  const file = join(dataDir, 'node-id');
+  return keptNodeId(dataDir, 'local', 'node-id');
+}
+
+/**
+ * A worker host's id: `worker-<12 hex>`, kept in `<dataDir>/worker-id` as the local
+ * node keeps its own (a file of its own, so a data directory both use keeps both), so the agent (and the user's consent, which names the worker) knows the same
+ * machine across restarts. When the data directory cannot be written, the host name
+ * stands in: stable too, though two workers on one machine then share it.
+ */
+export function workerNodeId(dataDir: string, host: string): string {
+  try {
+    return keptNodeId(dataDir, 'worker', 'worker-id');
+  } catch {
+    const name = host.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'host';
+    return `worker-${name}`;
+  }
+}
+
+/** `<prefix>-<12 hex>`, made once per data directory and kept in `<dataDir>/<fileName>`. */
+function keptNodeId(dataDir: string, prefix: 'local' | 'worker', fileName: string): string {
+  const file = join(dataDir, fileName);
   try {
     const kept = readFileSync(file, 'utf8').trim();
-    if (/^local-[0-9a-f]{12}$/.test(kept)) return kept;
+    if (new RegExp(`^${prefix}-[0-9a-f]{12}$`).test(kept)) return kept;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const made = `local-${randomBytes(6).toString('hex')}`;
+  const made = `${prefix}-${randomBytes(6).toString('hex')}`;
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(file, `${made}\n`, { mode: 0o644 });
   return made;

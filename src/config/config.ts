@@ -1,4 +1,5 @@
-import type { CidrRange } from '../contract/index.js';
+import type { CidrRange, Need } from '../contract/index.js';
+import type { HostPort } from './host-port.js';
 import type { PeerSeed } from './peer-seeds.js';
 
 // The typed configuration of a node. Every field is set by loadConfig from one
@@ -173,6 +174,23 @@ export interface MeshConfig {
   readonly insecure: boolean;
 }
 
+/**
+ * A worker host's settings: where it dials, as whom, and what it serves. Only the
+ * worker binary asks for them (`LoadConfigOptions.worker`); other nodes ignore them.
+ */
+export interface WorkerConfig {
+  /** `MEMQL_WORKER_AGENT`: the agent node's gRPC address. Required. */
+  readonly agent: HostPort;
+  /** `MEMQL_WORKER_TOKEN`: an API token of the worker's user. Required. Secret. */
+  readonly token: string;
+  /** `MEMQL_WORKER_ROOT`: absolute, without trailing `/`. Required. */
+  readonly root: string;
+  /** `MEMQL_WORKER_PROVIDES`, deduplicated in the closed set's order; `null`: detect. */
+  readonly provides: readonly Need[] | null;
+  /** `MEMQL_WORKER_CAPACITY`: calls run at once. Default 4. */
+  readonly capacity: number;
+}
+
 /** Something worth a WARNING line at boot that does not stop the node. */
 export interface ConfigWarning {
   /** The variable concerned. */
@@ -226,6 +244,11 @@ export interface Config {
   readonly listen: ListenConfig;
   /** Peer authentication. */
   readonly mesh: MeshConfig;
+  /**
+   * The worker host's settings; `null` on every other node, which does not read them
+   * (see `LoadConfigOptions.worker`), and when one of the three required is missing.
+   */
+  readonly worker: WorkerConfig | null;
   /** `MEMQL_*` names in the environment that no setting reads (likely typos), sorted. Log them. */
   readonly unknownVariables: string[];
   /** Non-fatal oddities (unknown names with a suggestion, a shadowed alias). Log them. */

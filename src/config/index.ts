@@ -17,6 +17,7 @@ export type {
   RunnerConfig,
   RunnerKind,
   TlsIdentity,
+  WorkerConfig,
 } from './config.js';
 export { LOG_LEVELS } from './config.js';
 export type { ConfigIssue } from './config-error.js';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { NEEDS } from '../contract/index.js';
 import type {
   Config,
   ConfigWarning,
@@ -8,6 +9,7 @@ import type {
   MeshConfig,
   ObjectStoreConfig,
   RunnerConfig,
+  WorkerConfig,
 } from './config.js';
 import { LOG_LEVELS } from './config.js';
 import { ConfigError } from './config-error.js';
@@ -19,6 +21,7 @@ import { findUnknownVariables } from './unknown-variables.js';
 import {
   integerParser,
   oneOfParser,
+  parseBearerToken,
   parseBoolean,
   parseBucket,
   parseCidrSetting,
@@ -27,6 +30,7 @@ import {
   parseHttpUrl,
   parseImageRef,
   parseMeshToken,
+  parseNeed,
   parseNodeId,
   parsePostgresUrl,
   parseS3Prefix,
@@ -57,6 +61,13 @@ export interface LoadConfigOptions {
    * Default: none.
    */
   readonly defaults?: Readonly<Partial<Record<ConfigVariableName, string>>>;
+  /**
+   * The node is a worker host: `MEMQL_WORKER_AGENT`, `MEMQL_WORKER_TOKEN` and
+   * `MEMQL_WORKER_ROOT` are required. Other nodes leave it off: they never need the
+   * worker's settings, and a value set anyway is still checked (a typo is reported
+   * wherever it is). Default `false`.
+   */
+  readonly worker?: boolean;
 }
 
 const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
@@ -158,6 +169,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       metrics: r.optional('MEMQL_METRICS_LISTEN', parseListenAddress),
     },
     mesh: readMesh(r, anyPath),
+    worker: readWorker(r, anyPath, options.worker ?? false),
     unknownVariables: [],
     warnings,
   };
@@ -332,3 +344,46 @@ function readMesh(r: EnvReader, anyPath: (text: string) => Parsed<string>): Mesh
   const tls = identity === null && caFile === null ? null : { identity, caFile };
   return { token, tls, insecure: r.required('MEMQL_MESH_INSECURE', parseBoolean) };
 }
+
+/** The variables a worker host cannot start without. */
+const WORKER_REQUIRED = [
+  'MEMQL_WORKER_AGENT',
+  'MEMQL_WORKER_TOKEN',
+  'MEMQL_WORKER_ROOT',
+] as const satisfies readonly ConfigVariableName[];
+
+function readWorker(
+  r: EnvReader,
+  anyPath: (text: string) => Parsed<string>,
+  required: boolean,
+): WorkerConfig | null {
+  const agent = r.optional('MEMQL_WORKER_AGENT', (text) =>
+    withShape(parseHostPort(text), 'host:port of the agent node, e.g. agent.example.com:50060'),
+  );
+  const token = r.optional('MEMQL_WORKER_TOKEN', parseBearerToken);
+  const root = r.optional('MEMQL_WORKER_ROOT', anyPath);
+  const named = r.list('MEMQL_WORKER_PROVIDES', parseNeed);
+  const provides = r.isSet('MEMQL_WORKER_PROVIDES')
+    ? NEEDS.filter((need) => named.includes(need))
+    : null;
+  const capacity = r.required('MEMQL_WORKER_CAPACITY', positiveCount);
+  if (required) {
+    const read = { MEMQL_WORKER_AGENT: agent, MEMQL_WORKER_TOKEN: token, MEMQL_WORKER_ROOT: root };
+    for (const name of WORKER_REQUIRED) {
+      if (read[name] === null && !r.failed(name)) {
+        r.report(name, { variable: name, value: undefined, expected: WORKER_EXPECTED[name] });
+      }
+    }
+  }
+  if (agent === null || token === null || root === null) return null;
+  return { agent, token, root, provides, capacity };
+}
+
+const WORKER_EXPECTED: Readonly<Record<(typeof WORKER_REQUIRED)[number], string>> = {
+  MEMQL_WORKER_AGENT:
+    "the agent node's gRPC address (host:port) to dial, because this is a worker host",
+  MEMQL_WORKER_TOKEN:
+    'an API token of the user who owns this worker (make one with `memql tokens create`), because this is a worker host',
+  MEMQL_WORKER_ROOT:
+    "the directory of the user's files this worker serves, because this is a worker host",
+};

@@ -4,8 +4,8 @@ import type { Config } from './config.js';
 export const REDACTED = '[redacted]';
 
 /**
- * A copy of `config` safe to log: the mesh token, the S3 secret access key and
- * the database password (in the URL's user info or query) are replaced by
+ * A copy of `config` safe to log: the mesh token, the worker's API token, the S3
+ * secret access key and the database password (in the URL's user info or query) are replaced by
  * `[redacted]`. The input is not changed.
  */
 export function redactConfig(config: Config): Config {
@@ -19,7 +19,8 @@ export function redactConfig(config: Config): Config {
       ? { ...copy.objectStore, secretAccessKey: REDACTED }
       : copy.objectStore;
   const mesh = copy.mesh.token === null ? copy.mesh : { ...copy.mesh, token: REDACTED };
-  return { ...copy, database, objectStore, mesh };
+  const worker = copy.worker === null ? null : { ...copy.worker, token: REDACTED };
+  return { ...copy, database, objectStore, mesh, worker };
 }
 
 /**

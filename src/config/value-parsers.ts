@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type CidrRange, parseCidr } from '../contract/index.js';
+import { type CidrRange, NEEDS, type Need, parseCidr } from '../contract/index.js';
 import { fail, ok, type Parsed, withShape } from './parsed.js';
 
 // Parsers for single setting values. Each takes the trimmed, non-empty text of
@@ -207,4 +207,20 @@ export function parseCommandName(text: string): Parsed<string> {
   return /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(text)
     ? ok(text)
     : fail('a bare command name such as jq (letters, digits, ".", "_", "+", "-"; no path)');
+}
+
+/**
+ * A bearer token as gRPC metadata can carry it: printable ASCII without whitespace
+ * (an API token is `mqt_` and base64url).
+ */
+export function parseBearerToken(text: string): Parsed<string> {
+  return /^[\x21-\x7e]+$/.test(text)
+    ? ok(text)
+    : fail('an API token: printable ASCII characters without whitespace');
+}
+
+/** One need of the closed set a worker host can offer. */
+export function parseNeed(text: string): Parsed<Need> {
+  const found = NEEDS.find((need) => need === text.toLowerCase());
+  return found === undefined ? fail(`one of ${NEEDS.join(', ')}`) : ok(found);
 }

@@ -1,6 +1,7 @@
 /**
  * The mesh: the wire contract loaded from `proto/`, the `NodeService.Stream` server
- * and client with typed frames, `grpc.health.v1`, mesh-token and TLS
+ * and client with typed frames (and the session that serves a stream from either
+ * end, as a worker host does on the stream it dials), `grpc.health.v1`, mesh-token and TLS
  * authentication, the agent's peer registry and the pure peer picker.
  *
  * @packageDocumentation
@@ -19,7 +20,7 @@ export * from './peer-picker.js';
 export * from './peer-registry.js';
 export * from './proto.js';
 export type * from './server-session.js';
-export { responseFrame } from './server-session.js';
+export { responseFrame, ServerSession } from './server-session.js';
 export * from './stream-caller.js';
 export * from './wire-authority.js';
 export * from './workbench-service.js';

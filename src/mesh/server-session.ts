@@ -1,13 +1,18 @@
 /**
- * One accepted `NodeService.Stream` on the serving side: reads frames, runs each
- * request through the node's handler with its own AbortSignal, streams its output,
- * answers it, and honours cancels. A malformed frame is answered with an error
- * Response; the stream and the node carry on.
+ * The serving side of one `NodeService.Stream`: reads frames, runs each request
+ * through the node's handler with its own AbortSignal, streams its output, answers
+ * it, and honours cancels. A malformed frame is answered with an error Response; the
+ * stream and the node carry on.
+ *
+ * The serving side is usually the side that accepted the stream (a workbench node),
+ * but not always: a worker host dials out, from behind NAT, and serves the requests
+ * that come down its own connection. So a session serves over either end of a gRPC
+ * call (see {@link SessionStream}).
  *
  * @module
  */
 
-import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Writable } from 'node:stream';
 import type { OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { FrameWriter } from './frame-writer.js';
@@ -60,6 +65,18 @@ export type RequestHandler = (
   ctx: RequestContext,
 ) => Promise<HandlerAnswer>;
 
+/**
+ * The stream a session serves over: the server end of an accepted call
+ * (`ServerDuplexStream`) or the client end of a call this node dialled
+ * (`ClientDuplexStream`). Both are duplex streams of frames that know their peer.
+ *
+ * Their ends differ, and the session listens for both: only a server end emits
+ * `cancelled` (the caller went away), and only a client end emits `status`, which is
+ * the end of the whole call: gRPC has no half-close from the serving side, so when
+ * the far end finishes, nothing more can be answered on it.
+ */
+export type SessionStream = Writable & { getPeer(): string };
+
 /** What a session needs from its server. */
 export interface SessionHost {
   readonly hello: HelloFrame;
@@ -73,9 +90,11 @@ export interface SessionHost {
   health(): HealthFrame;
   /** Called once when the stream is over. */
   closed(session: ServerSession): void;
+  /** Called with the peer's hello (a worker host's link is ready when its agent's arrives). */
+  peerHello?(frame: HelloFrame): void;
 }
 
-/** The serving side of one stream. */
+/** The serving side of one stream, over either end of its call. */
 export class ServerSession {
   private readonly writer: FrameWriter;
   private readonly inFlight = new Map<string, AbortController>();
@@ -85,7 +104,7 @@ export class ServerSession {
   private readonly log: Logger;
 
   constructor(
-    private readonly call: ServerDuplexStream<unknown, unknown>,
+    private readonly call: SessionStream,
     private readonly host: SessionHost,
     private readonly authenticated: boolean,
   ) {
@@ -101,7 +120,12 @@ export class ServerSession {
       this.peerEnded = true;
       if (this.inFlight.size === 0) this.end();
     });
+    // A server end only.
     this.call.on('cancelled', () => this.finish('peer cancelled the stream', true));
+    // A client end only: the call is over, whatever its status.
+    this.call.on('status', (status: { code?: number; details?: string }) =>
+      this.finish(`call ended (status ${status.code ?? 'unknown'})`, true),
+    );
     this.call.on('error', (err: Error) => this.finish(`stream error: ${err.message}`, true));
     this.call.on('close', () => this.finish('stream closed', true));
     this.send(this.host.hello);
@@ -143,6 +167,7 @@ export class ServerSession {
           { peerNodeId: frame.nodeId, peerNodeType: frame.nodeType },
           'peer said hello',
         );
+        this.host.peerHello?.(frame);
         return;
       case 'health':
         return;

@@ -3,8 +3,8 @@
  *
  * Commands run as `/bin/sh -c` directly on the host, as the node's own user, with the
  * host's whole filesystem and network. Only two things are kept from the sandbox
- * contract: the environment (`PATH` and the agent's entries, never the node's own
- * environment) and the limits on time and output, with the process group killed on
+ * contract: the environment (`PATH`, or a base its owner passes, and the agent's
+ * entries; never the node's own environment) and the limits on time and output, with the process group killed on
  * timeout or cancel. Memory and process limits are not enforced, and a command that
  * leaves its process group (`setsid`) escapes the tree kill.
  *
@@ -30,6 +30,13 @@ export interface ProcessRunnerOptions {
   shellPath?: string;
   /** coreutils `env`, which sets the exact environment. Default `/usr/bin/env`. */
   envPath?: string;
+  /**
+   * The environment every command starts from, under the agent's entries. Default
+   * `PATH` = {@link SANDBOX_PATH} alone. A worker host passes the few variables it
+   * chose from its user's session (never its own environment wholesale); `PATH` stays
+   * {@link SANDBOX_PATH} unless this sets it.
+   */
+  baseEnv?: Readonly<Record<string, string>>;
 }
 
 /** Runs commands without isolation; see the module comment before using it. */
@@ -37,10 +44,12 @@ export class ProcessRunner implements Runner {
   readonly kind = 'process' as const;
   private readonly shellPath: string;
   private readonly envPath: string;
+  private readonly baseEnv: Readonly<Record<string, string>>;
 
   constructor(options: ProcessRunnerOptions = {}) {
     this.shellPath = options.shellPath ?? '/bin/sh';
     this.envPath = options.envPath ?? '/usr/bin/env';
+    this.baseEnv = { PATH: SANDBOX_PATH, ...options.baseEnv };
   }
 
   /** Passes when the shell and `env` exist; there is nothing else to check. */
@@ -57,7 +66,7 @@ export class ProcessRunner implements Runner {
 
   async run(spec: RunSpec): Promise<RunResult> {
     const startedAt = performance.now();
-    const env = commandEnv({ PATH: SANDBOX_PATH }, spec.env);
+    const env = commandEnv(this.baseEnv, spec.env);
     const cwd = join(spec.workspaceDir, resolveCwd(spec.cwd));
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
     const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);

@@ -142,6 +142,7 @@ t.test('src/ holds the parts of the design and nothing else', async (t) => {
     'store',
     'telemetry',
     'workbench',
+    'worker',
   ];
   t.same(
     parts.filter((p) => !known.includes(p)),

@@ -42,6 +42,7 @@ const DEFAULTS: Config = {
     metrics: null,
   },
   mesh: { token: null, tls: null, insecure: false },
+  worker: null,
   unknownVariables: [],
   warnings: [],
 };

@@ -318,3 +318,33 @@ t.test('a database URL in an error never shows its password', async (t) => {
   t.equal(issue?.value, 'mysql://memql:[redacted]@db/x');
   t.notOk(issue?.message.includes('hunter2'));
 });
+
+t.test('a worker host requires its agent, token and root; other nodes do not', async (t) => {
+  t.equal(loadConfig({}).worker, null, 'no worker settings on other nodes');
+  t.same(
+    variablesOf(() => loadConfig({}, { worker: true })),
+    ['MEMQL_WORKER_AGENT', 'MEMQL_WORKER_TOKEN', 'MEMQL_WORKER_ROOT'],
+  );
+  const error = configErrorOf(() => loadConfig({}, { worker: true }));
+  t.match(error.issues[1]?.message, /MEMQL_WORKER_TOKEN is not set: .*memql tokens create/);
+  const env = {
+    MEMQL_WORKER_AGENT: 'agent:50060',
+    MEMQL_WORKER_TOKEN: 'mqt_secret-value',
+    MEMQL_WORKER_ROOT: 'files',
+  };
+  t.strictSame(loadConfig(env, { worker: true, cwd: '/home/me' }).worker, {
+    agent: { host: 'agent', port: 50060 },
+    token: 'mqt_secret-value',
+    root: '/home/me/files',
+    provides: null,
+    capacity: 4,
+  });
+  // A bad value is reported wherever it is set, worker or not; the token never shown.
+  const bad = configErrorOf(() =>
+    loadConfig({ ...env, MEMQL_WORKER_TOKEN: 'two words' }, { cwd: '/home/me' }),
+  );
+  t.same(
+    bad.issues.map((i) => [i.variable, i.value]),
+    [['MEMQL_WORKER_TOKEN', '[redacted]']],
+  );
+});

@@ -23,6 +23,12 @@ const relativeAndNul = ['relative/dir', './x', 'a\0b'];
 /** The bytes of an IPv4 address, and of an IPv6 address from its leading bytes. */
 const v4 = (...bytes: number[]) => Uint8Array.from(bytes);
 const v6 = (...leading: number[]) => Uint8Array.from({ length: 16 }, (_, i) => leading[i] ?? 0);
+/** The three variables a worker host needs, so the one under test has a worker to set. */
+const WORKER: Env = {
+  MEMQL_WORKER_AGENT: 'agent:50060',
+  MEMQL_WORKER_TOKEN: 'mqt_test',
+  MEMQL_WORKER_ROOT: '/home/me',
+};
 const notPositive = ['abc', '0', '-1', '1.5', '1e3', '0x10', '9007199254740993'];
 
 const TABLE: readonly VariableCases[] = [
@@ -469,6 +475,54 @@ const TABLE: readonly VariableCases[] = [
       ['false', false],
     ],
     invalid: ['insecure', '2'],
+  },
+  {
+    name: 'MEMQL_WORKER_AGENT',
+    base: WORKER,
+    pick: (c) => c.worker?.agent,
+    valid: [
+      ['agent.example.com:50060', { host: 'agent.example.com', port: 50060 }],
+      ['[::1]:7000', { host: '::1', port: 7000 }],
+    ],
+    invalid: ['agent', 'agent:0', 'agent:99999', '::1:50060'],
+  },
+  {
+    name: 'MEMQL_WORKER_TOKEN',
+    base: WORKER,
+    pick: (c) => c.worker?.token,
+    valid: [['  mqt_abc-DEF_123  ', 'mqt_abc-DEF_123']],
+    invalid: ['has space', 'tab\there', 'ünïcode'],
+  },
+  {
+    name: 'MEMQL_WORKER_ROOT',
+    base: WORKER,
+    pick: (c) => c.worker?.root,
+    valid: [
+      ['/home/me/work/', '/home/me/work'],
+      ['/', '/'],
+    ],
+    invalid: ['a\0b'],
+  },
+  {
+    name: 'MEMQL_WORKER_PROVIDES',
+    base: WORKER,
+    pick: (c) => c.worker?.provides,
+    valid: [
+      ['gpu, display', ['display', 'gpu']],
+      ['USER_FILES,user_files', ['user_files']],
+      ['macos_tooling', ['macos_tooling']],
+    ],
+    invalid: ['screen', 'display,macos-tooling'],
+  },
+  {
+    name: 'MEMQL_WORKER_CAPACITY',
+    base: WORKER,
+    pick: (c) => c.worker?.capacity,
+    valid: [
+      ['1', 1],
+      ['16', 16],
+    ],
+    invalid: notPositive,
   },
 ];
 

@@ -10,6 +10,7 @@ import {
 const DB_PASSWORD = 'db-pass-4f9a';
 const S3_SECRET = 's3-secret-77c1';
 const MESH_TOKEN = 'mesh-token-0b3e5d8a';
+const WORKER_TOKEN = 'mqt_worker-token-5e1c';
 
 t.test('redaction hides every secret and keeps the rest', async (t) => {
   const config = loadConfig({
@@ -19,16 +20,21 @@ t.test('redaction hides every secret and keeps the rest', async (t) => {
     MEMQL_S3_ACCESS_KEY_ID: 'AKIAVISIBLE',
     MEMQL_S3_SECRET_ACCESS_KEY: S3_SECRET,
     MEMQL_MESH_TOKEN: MESH_TOKEN,
+    MEMQL_WORKER_AGENT: 'agent:50060',
+    MEMQL_WORKER_TOKEN: WORKER_TOKEN,
+    MEMQL_WORKER_ROOT: '/home/me/files',
   });
   const before = JSON.stringify(config);
   const redacted = redactConfig(config);
   const text = JSON.stringify(redacted);
-  for (const secret of [DB_PASSWORD, S3_SECRET, MESH_TOKEN]) {
+  for (const secret of [DB_PASSWORD, S3_SECRET, MESH_TOKEN, WORKER_TOKEN]) {
     t.notOk(text.includes(secret), `${secret} is hidden`);
     t.ok(before.includes(secret), `${secret} is still in the original`);
   }
   t.equal(JSON.stringify(config), before, 'the input is not changed');
   t.equal(redacted.mesh.token, REDACTED);
+  t.equal(redacted.worker?.token, REDACTED);
+  t.equal(redacted.worker?.root, '/home/me/files');
   t.strictSame(redacted.database, {
     kind: 'postgres',
     url: 'postgres://memql:[redacted]@db.internal:5432/memql?sslmode=require',

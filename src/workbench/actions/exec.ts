@@ -108,9 +108,12 @@ async function resolveCwd(workspaceDir: string, cwd: string | undefined): Promis
   return dir.rel || '.';
 }
 
-/** Runs one queued command in the sandbox, in its workspace directory. */
+/**
+ * Runs one queued command in the sandbox, in its workspace directory (a worker host
+ * runs its calls' commands through it too, in its user's root, with no allowlist).
+ */
 export async function runInSandbox(
-  deps: ExecDeps,
+  deps: Pick<ExecDeps, 'runner' | 'limits'>,
   workspaceDir: string,
   request: ExecRequest,
   timeoutMs: number,

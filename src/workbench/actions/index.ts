@@ -10,6 +10,7 @@
 export { BUILD_ENV, buildCommandText, prepareBuild, shellWord } from './build.js';
 export {
   type ExecDeps,
+  type ExecLimits,
   type ExecPayload,
   execPayload,
   prepareExec,
