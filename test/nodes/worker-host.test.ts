@@ -8,7 +8,7 @@ import { WorkbenchClient } from '../../src/client/index.js';
 import type { DispatchResult } from '../../src/contract/index.js';
 import { createApiToken, openDb } from '../../src/store/index.js';
 import { eventually } from '../support/mesh.js';
-import { fixture, type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
+import { type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
@@ -19,7 +19,7 @@ import { createTestDatabase } from '../support/postgres.js';
  * approves through the API, and the same call runs on the worker's display.
  */
 
-const workerMain = fixture('../nodes/worker/main.js');
+const workerMain = nodeMain('worker');
 
 const database = await createTestDatabase();
 t.teardown(() => database.drop());
@@ -60,19 +60,6 @@ t.teardown(() => agent.stop());
 const ready = await agent.waitForLog((l) => l.msg === 'agent node ready', 60_000);
 const agentAddress = `127.0.0.1:${ready.grpcPort}`;
 const api = (token: string) => new WorkbenchClient({ baseUrl: String(ready.apiUrl), token });
-
-/** A call of the routes this test drives directly, with a token. */
-async function http(token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${ready.apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
 
 function startWorker(token: string, env: Record<string, string> = {}): NodeProcess {
   const worker = spawnNode(t, 'worker', workerMain, {
@@ -118,20 +105,21 @@ t.test('the reroute, end to end', async (t) => {
     { needs: ['display'] },
   );
 
-  await eventually('the worker is listed with what it detected', async () => {
-    const { body } = await http(alice, 'GET', '/v1/workers');
-    const w = (body.workers as { workerId: string; connected: boolean; provides: string[] }[])?.[0];
-    return w?.workerId === 'desk' && w.connected && w.provides.includes('display');
+  await eventually('the worker is listed', async () => {
+    const w = (await api(alice).listWorkers()).workers[0];
+    return w?.workerId === 'desk' && w.connected;
   });
-  const listed = (await http(alice, 'GET', '/v1/workers')).body.workers as Record<
-    string,
-    unknown
-  >[];
-  t.match(listed[0], { workerId: 'desk', os: 'linux', provides: ['display', 'user_files'] });
-  t.same(
-    (await http(bob, 'GET', '/v1/workers')).body.workers,
-    [],
-    "bob does not see alice's worker",
+  const listed = (await api(alice).listWorkers()).workers;
+  t.match(
+    listed[0],
+    { workerId: 'desk', os: 'linux', provides: ['display', 'user_files'] },
+    'what it offers was detected, not configured',
+  );
+  t.same((await api(bob).listWorkers()).workers, [], "bob does not see alice's worker");
+  t.match(
+    (await api(alice).fleet()) as unknown,
+    { workers: [{ workerId: 'desk', connected: true }] },
+    "the fleet shows the caller's workers next to the replicas",
   );
 
   await t.test('the typo macos-tooling is invalid_environment_hint, never a reroute', async (t) => {
@@ -139,8 +127,7 @@ t.test('the reroute, end to end', async (t) => {
       call('exec', { command: 'true' }, { needs: ['macos-tooling'] }),
     );
     t.equal(result.ok === false && result.errorCode, 'invalid_environment_hint');
-    const pending = (await http(alice, 'GET', '/v1/consent-requests')).body.requests;
-    t.same(pending, []);
+    t.same(await api(alice).listConsentRequests(), []);
   });
 
   let cardId = '';
@@ -157,22 +144,16 @@ t.test('the reroute, end to end', async (t) => {
     });
     t.notMatch(String(card.summary), /xdpyinfo/);
     cardId = String(card.id);
-    const pending = (await http(alice, 'GET', '/v1/consent-requests')).body.requests as {
-      id: string;
-    }[];
     t.same(
-      pending.map((r) => r.id),
+      (await api(alice).listConsentRequests()).map((r) => r.id),
       [cardId],
     );
-    t.equal((await http(bob, 'POST', `/v1/consent-requests/${cardId}/approve`, {})).status, 404);
+    await t.rejects(api(bob).approveConsentRequest(cardId), { code: 'not_found' });
   });
 
   await t.test('approved at observe: exec still does not run', async (t) => {
-    const approved = await http(alice, 'POST', `/v1/consent-requests/${cardId}/approve`, {
-      scope: 'observe',
-    });
-    t.equal(approved.status, 200);
-    t.match(approved.body, { covers: false });
+    const approved = await api(alice).approveConsentRequest(cardId, { scope: 'observe' });
+    t.match(approved, { covers: false });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'consent_required');
     cardId = String(
@@ -190,8 +171,8 @@ t.test('the reroute, end to end', async (t) => {
 
   let invocationId = '';
   await t.test('approved at full: the same call runs on the worker display', async (t) => {
-    const approved = await http(alice, 'POST', `/v1/consent-requests/${cardId}/approve`, {});
-    t.match(approved.body, { covers: true });
+    const approved = await api(alice).approveConsentRequest(cardId);
+    t.match(approved, { covers: true });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok, true, JSON.stringify(result));
     const payload = (result as { payload: { exitCode: number; stdout: string } }).payload;
@@ -206,15 +187,16 @@ t.test('the reroute, end to end', async (t) => {
       scope: 'full',
     });
     invocationId = routing.invocationId;
-    const record = await http(alice, 'GET', `/v1/worker-invocations/${invocationId}`);
-    t.match(record.body, {
+    const record = await api(alice).getWorkerInvocation(invocationId);
+    t.match(record, {
       workerId: 'desk',
       reroutedFrom: 'workbench',
       needs: ['display'],
       scope: 'full',
       status: 'succeeded',
     });
-    t.equal((await http(bob, 'GET', `/v1/worker-invocations/${invocationId}`)).status, 404);
+    await t.rejects(api(bob).getWorkerInvocation(invocationId), { code: 'not_found' });
+    t.match(await api(alice).listWorkerInvocations({ runId: run.id }), [{ id: invocationId }]);
   });
 
   await t.test('the streaming transport takes the same path, output live', async (t) => {
@@ -241,12 +223,12 @@ t.test('the reroute, end to end', async (t) => {
   });
 
   await t.test('kill switch: kill_switch_engaged and no card', async (t) => {
-    const cards = ((await http(alice, 'GET', '/v1/consent-requests')).body.requests as []).length;
-    t.equal((await http(alice, 'POST', '/v1/workers/kill-switch', { engaged: true })).status, 200);
+    const cards = (await api(alice).listConsentRequests()).length;
+    await api(alice).setKillSwitch(true);
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
-    t.equal(((await http(alice, 'GET', '/v1/consent-requests')).body.requests as []).length, cards);
-    await http(alice, 'POST', '/v1/workers/kill-switch', { engaged: false });
+    t.equal((await api(alice).listConsentRequests()).length, cards, 'no card raised');
+    await api(alice).setKillSwitch(false);
     t.equal((await api(alice).dispatch(needsDisplay)).ok, true, 'off again: it runs');
   });
 
@@ -258,10 +240,10 @@ t.test('the reroute, end to end', async (t) => {
 
   await t.test('a disconnected worker: the typed refusal, promptly', async (t) => {
     await worker.stop('SIGKILL');
-    await eventually('the agent saw it go', async () => {
-      const { body } = await http(alice, 'GET', '/v1/workers');
-      return (body.workers as { connected: boolean }[])[0]?.connected === false;
-    });
+    await eventually(
+      'the agent saw it go',
+      async () => (await api(alice).listWorkers()).workers[0]?.connected === false,
+    );
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'worker_unavailable');
     t.match((result as { payload: unknown }).payload, {
