@@ -81,6 +81,10 @@ worker hosts (your own machines running "memql worker"; see the README)
       when it is repeated
   memql consent deny <requestId>
 
+worker host (on your own machine; settings from MEMQL_WORKER_*, see the README)
+  memql worker     dial the agent at MEMQL_WORKER_AGENT with MEMQL_WORKER_TOKEN and serve
+                   calls rerouted to this machine against MEMQL_WORKER_ROOT, until Ctrl-C
+
 MCP
   memql mcp        an MCP server on stdin/stdout for desktop and IDE agents: the
                    workbench actions and open_run/end_run/list_runs as tools,

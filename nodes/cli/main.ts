@@ -2,7 +2,8 @@
 /**
  * `memql`: the command line of the agent node's HTTP API. Wiring only: parse the
  * arguments and environment, build the client, run the command, exit with its code.
- * Ctrl-C aborts the request in flight, which cancels a running `exec`.
+ * Ctrl-C aborts the request in flight, which cancels a running `exec`. `memql worker`
+ * runs the worker host (`nodes/worker/main.ts`) in this process instead.
  */
 import { WorkbenchClient } from '../../src/client/index.js';
 import { connection, parseCli, UsageError } from './cli-args.js';
@@ -10,6 +11,13 @@ import { runCli } from './cli-commands.js';
 import { EXIT_BROKEN_PIPE, USAGE } from './cli-output.js';
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'worker') {
+    // The worker host is its own process: it reads MEMQL_WORKER_* (not --url/--token),
+    // runs until a signal, and exits with its own code.
+    process.argv.splice(2, 1);
+    await import('../worker/main.js');
+    return new Promise<number>(() => {});
+  }
   let invocation: ReturnType<typeof parseCli>;
   let target: ReturnType<typeof connection>;
   try {

@@ -61,18 +61,24 @@ const ready = await agent.waitForLog((l) => l.msg === 'agent node ready', 60_000
 const agentAddress = `127.0.0.1:${ready.grpcPort}`;
 const api = (token: string) => new WorkbenchClient({ baseUrl: String(ready.apiUrl), token });
 
-function startWorker(token: string, env: Record<string, string> = {}): NodeProcess {
-  const worker = spawnNode(t, 'worker', workerMain, {
-    MEMQL_NODE_ID: 'desk',
-    MEMQL_WORKER_AGENT: agentAddress,
-    MEMQL_WORKER_TOKEN: token,
-    MEMQL_WORKER_ROOT: userRoot,
-    MEMQL_DATA_DIR: join(base, 'worker-data'),
-    MEMQL_LOG_FORMAT: 'json',
-    DISPLAY: display,
-    HOME: base,
-    ...env,
-  });
+/** A worker process; `viaCli`: started as `memql worker`. */
+function startWorker(token: string, viaCli = false): NodeProcess {
+  const worker = spawnNode(
+    t,
+    'worker',
+    viaCli ? nodeMain('cli') : workerMain,
+    {
+      MEMQL_NODE_ID: 'desk',
+      MEMQL_WORKER_AGENT: agentAddress,
+      MEMQL_WORKER_TOKEN: token,
+      MEMQL_WORKER_ROOT: userRoot,
+      MEMQL_DATA_DIR: join(base, 'worker-data'),
+      MEMQL_LOG_FORMAT: 'json',
+      DISPLAY: display,
+      HOME: base,
+    },
+    viaCli ? ['worker'] : [],
+  );
   return worker;
 }
 
@@ -80,12 +86,15 @@ const userRoot = join(base, 'home-files');
 await import('node:fs/promises').then((fs) => fs.mkdir(userRoot, { recursive: true }));
 await writeFile(join(userRoot, 'notes.txt'), 'my own notes\n');
 
-t.test('a wrong token: the agent refuses the worker, which exits saying so', async (t) => {
-  const worker = startWorker('mqt_not-a-real-token');
-  const exit = await worker.exited;
-  t.equal(exit.code, 2);
-  t.match(worker.stderr + JSON.stringify(worker.lines), /token/i);
-});
+t.test(
+  'a wrong token: the agent refuses the worker (memql worker), which exits saying so',
+  async (t) => {
+    const worker = startWorker('mqt_not-a-real-token', true);
+    const exit = await worker.exited;
+    t.equal(exit.code, 2);
+    t.match(worker.stderr + JSON.stringify(worker.lines), /token/i);
+  },
+);
 
 t.test('the reroute, end to end', async (t) => {
   const worker = startWorker(alice);

@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 /** Compiled entry points, relative to this compiled file (dist/test/support/). */
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** `dist/nodes/<name>/main.js`. */
-export const nodeMain = (name: 'agent' | 'workbench' | 'local' | 'worker') =>
+export const nodeMain = (name: 'agent' | 'workbench' | 'local' | 'worker' | 'cli') =>
   resolve(DIST, 'nodes', name, 'main.js');
 /** A compiled test fixture, `dist/test/<path>`. */
 export const fixture = (path: string) => resolve(DIST, 'test', path);
