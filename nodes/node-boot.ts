@@ -24,6 +24,21 @@ import { createLogger, type Logger } from '../src/telemetry/logger.js';
 import type { WorkbenchHost } from '../src/workbench/host.js';
 import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-factory.js';
 
+/**
+ * `--shutdown-grace-ms=<ms>` from a node's arguments, else `defaultMs`: how long calls
+ * in flight get after a stop signal. A bad value exits 2 saying so.
+ */
+export function shutdownGraceMs(argv: readonly string[], defaultMs: number): number {
+  const flag = argv.find((a) => a.startsWith('--shutdown-grace-ms='));
+  if (flag === undefined) return defaultMs;
+  const value = Number(flag.slice('--shutdown-grace-ms='.length));
+  if (!Number.isSafeInteger(value) || value < 0) {
+    process.stderr.write(`--shutdown-grace-ms must be a non-negative integer (ms), got ${flag}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
 /** Loads the configuration and makes the root logger, or exits 2 on a bad variable. */
 export function bootNode(
   nodeType: 'agent' | 'workbench' | 'local' | 'worker',

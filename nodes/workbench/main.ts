@@ -12,25 +12,14 @@ import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/me
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { DataDirLockedError, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { bootNode, buildNodeHost, refuseExposedMesh } from '../node-boot.js';
+import { bootNode, buildNodeHost, refuseExposedMesh, shutdownGraceMs } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
 /** How long after the commands' end the calls waiting on them get to answer, ms. */
 const CALL_SETTLE_MS = 2_000;
 
-function graceMs(argv: readonly string[]): number {
-  const flag = argv.find((a) => a.startsWith('--shutdown-grace-ms='));
-  if (flag === undefined) return DEFAULT_GRACE_MS;
-  const value = Number(flag.slice('--shutdown-grace-ms='.length));
-  if (!Number.isSafeInteger(value) || value < 0) {
-    process.stderr.write(`--shutdown-grace-ms must be a non-negative integer (ms), got ${flag}\n`);
-    process.exit(2);
-  }
-  return value;
-}
-
 async function main(): Promise<void> {
-  const grace = graceMs(process.argv.slice(2));
+  const grace = shutdownGraceMs(process.argv.slice(2), DEFAULT_GRACE_MS);
   const { config, log } = bootNode('workbench');
   refuseExposedMesh(config, log);
 

@@ -16,23 +16,12 @@ import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { packageVersion } from '../../src/mesh/index.js';
 import { detectProvides, startWorkerNode, workerRootProblem } from '../../src/worker/index.js';
-import { bootNode, workerNodeId } from '../node-boot.js';
+import { bootNode, shutdownGraceMs, workerNodeId } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 5_000;
 
-function graceMs(argv: readonly string[]): number {
-  const flag = argv.find((a) => a.startsWith('--shutdown-grace-ms='));
-  if (flag === undefined) return DEFAULT_GRACE_MS;
-  const value = Number(flag.slice('--shutdown-grace-ms='.length));
-  if (!Number.isSafeInteger(value) || value < 0) {
-    process.stderr.write(`--shutdown-grace-ms must be a non-negative integer (ms), got ${flag}\n`);
-    process.exit(2);
-  }
-  return value;
-}
-
 async function main(): Promise<void> {
-  const grace = graceMs(process.argv.slice(2));
+  const grace = shutdownGraceMs(process.argv.slice(2), DEFAULT_GRACE_MS);
   // The worker's own state (its id) lives in a directory of its user's, not the
   // server default under /var/lib.
   const dataDir = resolve(

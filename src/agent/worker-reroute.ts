@@ -21,7 +21,6 @@
 
 import {
   type Authority,
-  type ConsentCard,
   type DispatchFailure,
   type DispatchResult,
   type Envelope,
@@ -46,7 +45,7 @@ import {
   WORKER_DISPATCH_METHOD,
 } from '../mesh/index.js';
 import {
-  type ConsentRequestRecord,
+  consentCard,
   type Db,
   finishWorkerInvocation,
   insertWorkerInvocation,
@@ -75,21 +74,6 @@ export interface RerouteOutcome {
   readonly result: DispatchResult;
   /** The worker it was sent to; null when it was not sent. */
   readonly workerId: string | null;
-}
-
-/** The card of a stored consent request. */
-export function consentCard(r: ConsentRequestRecord): ConsentCard {
-  return {
-    id: r.id,
-    workerId: r.workerId,
-    runId: r.runId,
-    action: r.action,
-    needs: r.needs,
-    requiredScope: r.requiredScope,
-    heldScope: r.heldScope,
-    summary: r.summary,
-    status: r.status,
-  };
 }
 
 /** Sends mismatched calls to worker hosts, through the consent gate. */

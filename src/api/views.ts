@@ -15,6 +15,7 @@ import {
   type Command,
   type ConsentRequestRecord,
   commandAnswer,
+  consentCard,
   type Run,
   type WorkerConsent,
   type WorkerInvocation,
@@ -116,15 +117,7 @@ export function workerConsentView(c: WorkerConsent): WorkerConsentView {
 /** A consent request: the card the user decides on, and when and how it was decided. */
 export function consentRequestView(r: ConsentRequestRecord): ConsentRequestView {
   return {
-    id: r.id,
-    workerId: r.workerId,
-    runId: r.runId,
-    action: r.action,
-    needs: r.needs,
-    requiredScope: r.requiredScope,
-    heldScope: r.heldScope,
-    summary: r.summary,
-    status: r.status,
+    ...consentCard(r),
     createdAt: r.createdAt.toISOString(),
     decidedAt: iso(r.decidedAt),
     decidedScope: r.decidedScope,

@@ -21,6 +21,7 @@ export * from './peer-registry.js';
 export * from './proto.js';
 export type * from './server-session.js';
 export { responseFrame, ServerSession } from './server-session.js';
+export * from './settle-within.js';
 export * from './stream-caller.js';
 export * from './wire-authority.js';
 export * from './workbench-service.js';

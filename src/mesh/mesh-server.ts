@@ -38,6 +38,7 @@ import { checkMeshToken } from './mesh-auth.js';
 import { serverCredentials } from './mesh-credentials.js';
 import { loadMeshProtos, NODE_SERVICE_NAME } from './proto.js';
 import { type RequestHandler, ServerSession, type SessionHost } from './server-session.js';
+import { settleWithin } from './settle-within.js';
 
 /** How long aborted calls get to answer once the grace period is over. */
 const ABORT_SETTLE_MS = 2_000;
@@ -213,12 +214,12 @@ export class MeshServer {
     this.broadcastHealth();
     const started = this.tasks.size;
     this.options.log.info({ inFlight: started, graceMs }, 'draining: no new calls');
-    await waitFor([...this.tasks.keys()], graceMs);
+    await settleWithin([...this.tasks.keys()], graceMs);
     const left = [...this.tasks.entries()];
     for (const [, controller] of left) controller.abort(new NodeStoppingError(this.options.nodeId));
     if (left.length > 0) {
       this.options.log.warn({ aborted: left.length }, 'grace period over: in-flight calls aborted');
-      await waitFor(
+      await settleWithin(
         left.map(([task]) => task),
         ABORT_SETTLE_MS,
       );
@@ -338,17 +339,4 @@ function tolerantService(service: ServiceDefinition, maxFrameBytes: number): Ser
     };
   }
   return out as ServiceDefinition;
-}
-
-/** Waits for every promise, or until `ms` passes. */
-async function waitFor(promises: Promise<unknown>[], ms: number): Promise<void> {
-  if (promises.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(promises),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }

@@ -7,7 +7,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import type { ConsentStatus, Scope, UnmetNeed } from '../contract/index.js';
+import type { ConsentCard, ConsentStatus, Scope, UnmetNeed } from '../contract/index.js';
 import type { Db, Queryable } from './db.js';
 import { date, dateOrNull, textOrNull } from './rows.js';
 
@@ -217,6 +217,21 @@ function toConsentRequest(r: Record<string, unknown>): ConsentRequestRecord {
     decidedScope: textOrNull(r.decided_scope) as Scope | null,
     createdAt: date(r.created_at),
     decidedAt: dateOrNull(r.decided_at),
+  };
+}
+
+/** The card of a stored consent request. */
+export function consentCard(r: ConsentRequestRecord): ConsentCard {
+  return {
+    id: r.id,
+    workerId: r.workerId,
+    runId: r.runId,
+    action: r.action,
+    needs: r.needs,
+    requiredScope: r.requiredScope,
+    heldScope: r.heldScope,
+    summary: r.summary,
+    status: r.status,
   };
 }
 

@@ -35,6 +35,7 @@ import {
   type RequestHandler,
   ServerSession,
   type SessionHost,
+  settleWithin,
   tolerantDeserializer,
 } from '../mesh/index.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -164,11 +165,11 @@ export class WorkerLink {
     clearInterval(this.ticker);
     this.session?.sendHealth();
     const started = this.tasks.size;
-    await settle([...this.tasks.keys()], graceMs);
+    await settleWithin([...this.tasks.keys()], graceMs);
     const left = [...this.tasks.entries()];
     for (const [, controller] of left)
       controller.abort(new NodeStoppingError(this.options.hello.nodeId));
-    await settle(
+    await settleWithin(
       left.map(([task]) => task),
       ABORT_SETTLE_MS,
     );
@@ -295,21 +296,8 @@ export class WorkerLink {
     }
     const ended = new Promise<void>((resolve) => call.once('status', () => resolve()));
     session.end();
-    await settle([ended], END_WAIT_MS);
+    await settleWithin([ended], END_WAIT_MS);
     call.cancel();
     this.teardown();
   }
-}
-
-/** Waits for every promise to settle, or until `ms` passes. */
-async function settle(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
-  if (promises.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(promises),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }
