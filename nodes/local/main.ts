@@ -63,14 +63,19 @@ async function main(): Promise<void> {
   const sandbox = 'runner' in runner ? runner.runner.kind : runner.error.message;
   host.start();
   // The agent half, started as an agent node is, but not remote: one process, so every
-  // call runs on the in-process workbench, and there is no gRPC server to probe.
+  // call runs on the in-process workbench. Worker hosts (`memql worker` on this
+  // machine or another) can connect only when MEMQL_GRPC_LISTEN is set: otherwise
+  // there is no gRPC server, and calls the workbench cannot serve keep their
+  // environment_mismatch.
+  const takeWorkers = process.env.MEMQL_GRPC_LISTEN !== undefined;
   const agent = await startAgentNode({
     config: { ...config, workbenchRemote: false, workbenchLocalFallback: false },
     log,
     local: host,
     readAffinity: affinityReader(db),
     version: packageVersion(),
-    serveGrpc: false,
+    serveGrpc: takeWorkers,
+    ...(takeWorkers ? { db } : {}),
   });
   const api = await startApiServer(
     {
@@ -80,6 +85,7 @@ async function main(): Promise<void> {
       fleet: inProcessFleet(config, host, db),
       workbenchRoot: config.workbenchRoot,
       metrics: host.queue.metrics.registry,
+      ...(agent.workers ? { workers: agent.workers } : {}),
       log,
     },
     config.listen.http,
@@ -101,6 +107,11 @@ async function main(): Promise<void> {
       `  sandbox:        ${sandbox}`,
       `  API:            ${api.url}/v1`,
       `  console:        ${api.url}/console`,
+      ...(agent.grpcAddress
+        ? [
+            `  worker hosts:   MEMQL_WORKER_AGENT=${agent.grpcAddress.host}:${agent.grpcAddress.port} memql worker`,
+          ]
+        : []),
       `  token:          ${dev.token}`,
       `                  (user "${dev.userId}"; kept in ${dev.file}, mode 0600)`,
       `  operator:       ${operatorFile} (mode 0600): makes other users' tokens,`,
