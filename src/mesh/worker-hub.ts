@@ -19,6 +19,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import { FrameWriter } from './frame-writer.js';
 import { decodeFrame, type HelloFrame, type ResponseFrame, type WireAuthority } from './frames.js';
+import { HEALTH_STALE_MS } from './limits.js';
 import { MESH_TOKEN_METADATA_KEY } from './mesh-auth.js';
 import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
 
@@ -69,6 +70,10 @@ export interface WorkerHubOptions {
   /** After a ready worker's stream ended. */
   readonly onDisconnected?: (link: WorkerLinkInfo) => void;
   readonly log: Logger;
+  /** A worker silent this long is not offered to calls, ms. Default {@link HEALTH_STALE_MS}. */
+  readonly staleMs?: number;
+  /** Clock, ms. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 const BEARER = 'Bearer ';
@@ -80,6 +85,8 @@ class WorkerLink {
   readonly caller: StreamCaller;
   /** The token's user, once checked. */
   userId: string | null = null;
+  /** When the worker last sent a frame (it sends Health every second), ms. */
+  lastFrameAt = 0;
   info: WorkerLinkInfo | null = null;
 
   constructor(
@@ -91,9 +98,12 @@ class WorkerLink {
     this.caller = new StreamCaller(this.writer, `worker at ${call.getPeer()}`);
   }
 
-  view(): LiveWorker | null {
+  view(now: number, staleMs: number): LiveWorker | null {
     const info = this.info;
     if (info === null || this.machine.state !== 'ready') return null;
+    // A worker silent for longer than its Health period allows is gone as far as
+    // routing is concerned, before keepalive ends its stream.
+    if (now - this.lastFrameAt > staleMs) return null;
     return {
       workerId: info.workerId,
       os: info.offer.os,
@@ -186,8 +196,10 @@ export class WorkerHub {
   /** The ready workers of `userId`, by id. */
   connected(userId: string): LiveWorker[] {
     const views: LiveWorker[] = [];
+    const now = (this.options.now ?? Date.now)();
+    const staleMs = this.options.staleMs ?? HEALTH_STALE_MS;
     for (const link of this.byUser.get(userId)?.values() ?? []) {
-      const view = link.view();
+      const view = link.view(now, staleMs);
       if (view) views.push(view);
     }
     return views.sort((a, b) => a.workerId.localeCompare(b.workerId));
@@ -245,6 +257,7 @@ export class WorkerHub {
       return;
     }
     const frame = decoded.frame;
+    link.lastFrameAt = (this.options.now ?? Date.now)();
     switch (frame.kind) {
       case 'hello': {
         if (link.machine.state !== 'awaiting_hello') return;

@@ -84,6 +84,13 @@ t.test('reroute outcomes', async (t) => {
       version: 'w',
       worker: { os: 'linux', provides, capacity: 2 },
     });
+    // Health every 500 ms, as a worker sends it: a silent worker is not offered.
+    const health = setInterval(
+      () => stream.send({ kind: 'health', healthy: true, running: 0, queued: 0, capacity: 2 }),
+      500,
+    );
+    stream.call.on('close', () => clearInterval(health));
+    t.teardown(() => clearInterval(health));
     stream.call.on('data', () => {
       for (const f of stream.frames.splice(0)) {
         if (f.kind !== 'request') continue;

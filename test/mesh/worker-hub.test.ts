@@ -18,7 +18,8 @@ import { eventually, openRawStream, type RawStream } from '../support/mesh.js';
 const log = pino({ level: 'silent' });
 const TOKENS: Record<string, string> = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 
-async function startHub(t: Test) {
+/** A hub on a real server; raw workers send no Health, so staleness is off unless asked. */
+async function startHub(t: Test, staleMs = 3_600_000) {
   const events: { kind: 'connected' | 'disconnected'; link: WorkerLinkInfo }[] = [];
   const hub = new WorkerHub({
     self: { nodeId: 'agent-1', nodeType: 'agent', version: 'test' },
@@ -26,6 +27,7 @@ async function startHub(t: Test) {
     onConnected: (link) => events.push({ kind: 'connected', link }),
     onDisconnected: (link) => events.push({ kind: 'disconnected', link }),
     log,
+    staleMs,
   });
   const server = new MeshServer({
     nodeId: 'agent-1',
@@ -216,3 +218,15 @@ t.test(
     t.equal((await answer).errorCode, 'invalid_arguments');
   },
 );
+
+t.test('a worker gone silent is not offered, and is again once it speaks', async (t) => {
+  const { hub, target } = await startHub(t, 300);
+  const stream = openRawStream(target, 'tok-alice');
+  t.teardown(() => stream.close());
+  workerHello(stream, 'laptop');
+  await eventually('connected', () => hub.connected('alice').length === 1);
+  // The raw worker sends no Health frames: past the stale window it is not offered.
+  await eventually('stale', () => hub.connected('alice').length === 0);
+  stream.send({ kind: 'health', healthy: true, running: 0, queued: 0, capacity: 2 });
+  await eventually('fresh again', () => hub.connected('alice').length === 1);
+});
