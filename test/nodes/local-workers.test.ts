@@ -65,7 +65,7 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
         await eventually(
           'the worker is connected',
           async () => (await client.listWorkers()).workers[0]?.connected === true,
-          30_000,
+          120_000,
         );
         const run = await client.createRun();
         const asked = await client.dispatch(readTodo(run.id));

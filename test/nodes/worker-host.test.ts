@@ -114,10 +114,15 @@ t.test('the reroute, end to end', async (t) => {
     { needs: ['display'] },
   );
 
-  await eventually('the worker is listed', async () => {
-    const w = (await api(alice).listWorkers()).workers[0];
-    return w?.workerId === 'desk' && w.connected;
-  });
+  // A process start on a loaded machine: the bound is generous, the wait is on the event.
+  await eventually(
+    'the worker is listed',
+    async () => {
+      const w = (await api(alice).listWorkers()).workers[0];
+      return w?.workerId === 'desk' && w.connected;
+    },
+    120_000,
+  );
   const listed = (await api(alice).listWorkers()).workers;
   t.match(
     listed[0],
@@ -252,6 +257,7 @@ t.test('the reroute, end to end', async (t) => {
     await eventually(
       'the agent saw it go',
       async () => (await api(alice).listWorkers()).workers[0]?.connected === false,
+      60_000,
     );
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'worker_unavailable');
