@@ -21,3 +21,8 @@ export function bytesOrNull(value: unknown): Buffer | null {
   if (value === null || value === undefined) return null;
   return Buffer.isBuffer(value) ? value : Buffer.from(value as Uint8Array);
 }
+
+/** A jsonb column's value: drivers hand it back parsed; a text value is parsed here. */
+export function jsonColumn<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
