@@ -24,8 +24,11 @@ else
   say "Xvfb and xdpyinfo already present"
 fi
 
-# A display number nothing else uses, started and asked once, then stopped.
-display=":$((200 + RANDOM % 500))"
+# A display number nothing else uses (no lock file, no socket), started and asked
+# once, then stopped.
+n=$((200 + RANDOM % 500))
+while [ -e "/tmp/.X${n}-lock" ] || [ -e "/tmp/.X11-unix/X${n}" ]; do n=$((n + 1)); done
+display=":${n}"
 Xvfb "$display" -screen 0 640x480x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill "$xvfb" 2>/dev/null || true' EXIT
