@@ -191,10 +191,11 @@ export class CommandQueue {
       const claimed =
         res.command.status === 'running' && res.command.leaseOwner === this.leaseOwner;
       this.track(
-        this.telemetry.moved(
-          'workspace_command.queued',
-          claimed ? asStillQueued(res.command) : res.command,
-        ),
+        claimed
+          ? this.telemetry.moved('workspace_command.queued', asStillQueued(res.command), {
+              claimedAtEnqueue: true,
+            })
+          : this.telemetry.moved('workspace_command.queued', res.command),
       );
       if (claimed) {
         this.track(this.telemetry.moved('workspace_command.running', res.command));

@@ -4,6 +4,12 @@
  * the live queue counts as last read (`live-counts.ts`: at most a second old, absent
  * when older), and the matching Prometheus observations.
  *
+ * Two lines keep off the path of the call that waits on the command, because a line
+ * written by a node that was idle costs about a tenth of a millisecond: the `queued`
+ * line of a command claimed in the statement that enqueued it goes at debug (the
+ * `running` line written with it says the same, `queueWaitMs: 0`), and a terminal line
+ * is written once the waiters have been told, in the next turn of the event loop.
+ *
  * Log lines use the same allow-list as audit events ({@link commandAuditMetadata}), so
  * command text, env, stdin and output never reach a log line either.
  *
@@ -65,14 +71,21 @@ export interface TempCleanupCounts {
   failed: number;
 }
 
+/** How a move came about, where its line depends on it. */
+export interface MoveNotice {
+  /** The command was claimed in the statement that enqueued it. */
+  readonly claimedAtEnqueue?: boolean;
+}
+
 /** What the queue (and the sweeper) report through. */
 export interface CommandTelemetry {
   /**
    * Records a move the audit log also records: metrics, then one log line with the
-   * live counts as last read. Resolves once a read of the counts it started (when
-   * those were stale) is done; the line does not wait for it. Never throws.
+   * live counts as last read. Resolves once the line is written and a read of the
+   * counts it started (when those were stale) is done; the line does not wait for
+   * that read. Never throws.
    */
-  moved(eventType: CommandEventType, command: Command): Promise<void>;
+  moved(eventType: CommandEventType, command: Command, how?: MoveNotice): Promise<void>;
   /** Logs a log-only event about a command (see {@link CommandLogEvent}). */
   note(event: CommandLogEvent, command: Command, detail?: Readonly<Record<string, string>>): void;
   /** Logs a queue step that failed; only the error's name and a scrubbed message. */
@@ -92,6 +105,11 @@ const TERMINAL_EVENTS: ReadonlySet<CommandEventType> = new Set([
   'workspace_command.recovered_stale',
 ]);
 
+/** Resolves in the check phase of this turn of the event loop, after its I/O callbacks. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Builds the queue's telemetry on a logger and a set of metrics. */
 export function createCommandTelemetry(options: CommandTelemetryOptions): CommandTelemetry {
   const log = options.log.child({ component: 'command-queue' });
@@ -103,10 +121,11 @@ export function createCommandTelemetry(options: CommandTelemetryOptions): Comman
   });
 
   return {
-    async moved(eventType, command) {
+    async moved(eventType, command, how = {}) {
       if (eventType === 'workspace_command.queued') metrics.queued();
       if (eventType === 'workspace_command.running') metrics.started(queueWaitMs(command) ?? 0);
-      if (TERMINAL_EVENTS.has(eventType)) {
+      const terminal = TERMINAL_EVENTS.has(eventType);
+      if (terminal) {
         metrics.ended(command.status, command.errorCategory, commandDurationMs(command));
       }
       const line = {
@@ -115,9 +134,15 @@ export function createCommandTelemetry(options: CommandTelemetryOptions): Comman
         ...(command.status === 'timed_out' ? { timeoutCategory: command.errorCategory } : {}),
         ...(live.recent() ?? {}),
       };
-      const failed = command.status === 'failed' || command.status === 'timed_out';
-      if (failed) log.warn(line, eventType);
-      else log.info(line, eventType);
+      // The caller tells the waiters right after this returns; the line follows them.
+      if (terminal) await nextTurn();
+      if (command.status === 'failed' || command.status === 'timed_out') {
+        log.warn(line, eventType);
+      } else if (eventType === 'workspace_command.queued' && how.claimedAtEnqueue) {
+        log.debug(line, eventType);
+      } else {
+        log.info(line, eventType);
+      }
       await live.settled();
     },
     note(event, command, detail = {}) {

@@ -1,3 +1,5 @@
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import t from 'tap';
 import { errorResult, okResult, systemAuthority, userAuthority } from '../../src/contract/index.js';
 import {
@@ -7,7 +9,13 @@ import {
   tolerantDeserializer,
 } from '../../src/mesh/frames.js';
 import { checkMeshToken, meshTokenMetadata, tokensEqual } from '../../src/mesh/mesh-auth.js';
-import { loadMeshProtos, packageVersion } from '../../src/mesh/proto.js';
+import {
+  loadMeshProtos,
+  NODE_SERVICE_NAME,
+  PROTO_LOADER_OPTIONS,
+  packageVersion,
+  protoDir,
+} from '../../src/mesh/proto.js';
 import { responseFrame } from '../../src/mesh/server-session.js';
 import { authorityFromWire, authorityToWire } from '../../src/mesh/wire-authority.js';
 import { answerFromResult, resultFromResponse } from '../../src/mesh/workbench-service.js';
@@ -16,55 +24,83 @@ const method = loadMeshProtos().nodeService.Stream!;
 const roundTrip = (f: Frame) =>
   decodeFrame(method.requestDeserialize(method.requestSerialize(encodeFrame(f))));
 
+const frames: Frame[] = [
+  { kind: 'hello', nodeId: 'wb-1', nodeType: 'workbench', version: '0.1.0' },
+  {
+    kind: 'hello',
+    nodeId: 'laptop',
+    nodeType: 'worker',
+    version: '0.1.0',
+    worker: { os: 'linux', provides: ['display', 'user_files'], capacity: 2 },
+  },
+  { kind: 'health', healthy: true, running: 2, queued: 1, capacity: 4 },
+  {
+    kind: 'health',
+    healthy: true,
+    running: 0,
+    queued: 0,
+    capacity: 2,
+    toolchain: { status: 'probed', missing: [] },
+  },
+  {
+    kind: 'health',
+    healthy: true,
+    running: 0,
+    queued: 0,
+    capacity: 2,
+    toolchain: { status: 'probed', missing: ['npm', 'git'] },
+  },
+  {
+    kind: 'health',
+    healthy: false,
+    running: 0,
+    queued: 0,
+    capacity: 1,
+    toolchain: { status: 'probe_failed', reason: 'no_sandbox: bubblewrap is not usable' },
+  },
+  {
+    kind: 'request',
+    id: '1.1',
+    method: 'workbench.dispatch',
+    authority: { class: 'user', subject: 'user:a' },
+    payload: Buffer.from('{}'),
+  },
+  { kind: 'request', id: '1.2', method: 'm', authority: null, payload: Buffer.alloc(0) },
+  {
+    kind: 'response',
+    id: '1.1',
+    ok: false,
+    errorCode: 'invalid_path',
+    message: 'no',
+    payload: Buffer.from('1'),
+  },
+  { kind: 'output', id: '1.1', stream: 'stderr', chunk: Buffer.from('oops') },
+  { kind: 'output', id: '1.1', stream: 'stdout', chunk: Buffer.from('fine') },
+  { kind: 'output', id: '1.1', stream: 'stdout', chunk: Buffer.alloc(0) },
+  { kind: 'cancel', id: '1.1' },
+];
+
 t.test('every frame kind survives the proto round trip', async (t) => {
-  const frames: Frame[] = [
-    { kind: 'hello', nodeId: 'wb-1', nodeType: 'workbench', version: '0.1.0' },
-    { kind: 'health', healthy: true, running: 2, queued: 1, capacity: 4 },
-    {
-      kind: 'health',
-      healthy: true,
-      running: 0,
-      queued: 0,
-      capacity: 2,
-      toolchain: { status: 'probed', missing: [] },
-    },
-    {
-      kind: 'health',
-      healthy: true,
-      running: 0,
-      queued: 0,
-      capacity: 2,
-      toolchain: { status: 'probed', missing: ['npm', 'git'] },
-    },
-    {
-      kind: 'health',
-      healthy: false,
-      running: 0,
-      queued: 0,
-      capacity: 1,
-      toolchain: { status: 'probe_failed', reason: 'no_sandbox: bubblewrap is not usable' },
-    },
-    {
-      kind: 'request',
-      id: '1.1',
-      method: 'workbench.dispatch',
-      authority: { class: 'user', subject: 'user:a' },
-      payload: Buffer.from('{}'),
-    },
-    { kind: 'request', id: '1.2', method: 'm', authority: null, payload: Buffer.alloc(0) },
-    {
-      kind: 'response',
-      id: '1.1',
-      ok: false,
-      errorCode: 'invalid_path',
-      message: 'no',
-      payload: Buffer.from('1'),
-    },
-    { kind: 'output', id: '1.1', stream: 'stderr', chunk: Buffer.from('oops') },
-    { kind: 'output', id: '1.1', stream: 'stdout', chunk: Buffer.from('fine') },
-    { kind: 'cancel', id: '1.1' },
-  ];
   for (const f of frames) t.same(roundTrip(f), { ok: true, frame: f }, f.kind);
+});
+
+t.test("the node service's codec writes and reads what proto-loader does", async (t) => {
+  const loaded = loadSync('memql/node/v1/node.proto', {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [protoDir()],
+  });
+  const reference = (loaded[NODE_SERVICE_NAME] as ServiceDefinition).Stream!;
+  for (const f of frames) {
+    const ours = method.requestSerialize(encodeFrame(f));
+    const theirs = reference.requestSerialize(encodeFrame(f));
+    t.ok(Buffer.isBuffer(ours), `${f.kind}: a Buffer`);
+    t.equal(ours.toString('hex'), theirs.toString('hex'), `${f.kind}: the same bytes`);
+    t.same(
+      decodeFrame(method.responseDeserialize(theirs)),
+      decodeFrame(reference.responseDeserialize(theirs)),
+      `${f.kind}: read the same`,
+    );
+  }
 });
 
 t.test('health toolchains: absent is unknown, unknown tool names are dropped', async (t) => {

@@ -8,6 +8,7 @@ import {
   provisionWorkspace,
 } from '../../src/store/index.js';
 import {
+  captureLog,
   emptyRun,
   eventually,
   isClaim,
@@ -38,11 +39,13 @@ t.test('a free slot claims the command in its enqueue; a busy one queues it', as
     if (isClaim(sql)) claims += 1;
   });
   // Polling is off in effect: whatever starts, an enqueue started.
+  const captured = captureLog();
   const queue = makeQueue(t, {
     db: watched,
     execute,
     concurrency: 1,
     pollIntervalMs: 3_600_000,
+    log: captured.log,
   });
   queue.start();
   // The worker looks once as it starts (nothing is queued yet); then it idles.
@@ -77,6 +80,19 @@ t.test('a free slot claims the command in its enqueue; a busy one queues it', as
     (await events(second.command.id)).map((e) => e.eventType),
     ['workspace_command.queued', 'workspace_command.running', 'workspace_command.completed'],
   );
+
+  // The log: a `.queued` line at info says a command waits; for the one claimed in its
+  // enqueue it is debug, since the `.running` line written with it says the same.
+  const line = (id: string, event: string) =>
+    captured.lines().find((l) => l.commandId === id && l.event === event);
+  await eventually(async () => {
+    captured.log.flush();
+    return line(second.command.id, 'workspace_command.completed') ? true : undefined;
+  });
+  t.match(line(first.command.id, 'workspace_command.queued'), { level: 20 }, 'claimed: debug');
+  t.match(line(first.command.id, 'workspace_command.running'), { level: 30, queueWaitMs: 0 });
+  t.match(line(second.command.id, 'workspace_command.queued'), { level: 30 }, 'waited: info');
+  t.match(line(second.command.id, 'workspace_command.running'), { level: 30 });
 });
 
 t.test('the claim in an enqueue never overtakes, nor takes another node’s run', async (t) => {

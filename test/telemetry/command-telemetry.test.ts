@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Command } from '../../src/store/commands.js';
 import { createCommandTelemetry } from '../../src/telemetry/command-telemetry.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { createCommandMetrics } from '../../src/telemetry/metrics.js';
 import { captureLog, eventually } from '../queue/queue-support.js';
 
@@ -122,4 +123,42 @@ t.test('a failing count read still logs the move', async (t) => {
   const [line] = captured.lines();
   t.match(line, { event: 'workspace_command.queued', commandId: 'cmd-1' });
   t.notOk('queued' in (line ?? {}));
+});
+
+t.test('a terminal line follows the waiters; a queued line claimed at once is debug', async (t) => {
+  // A destination that keeps each line as it is written, with no stream in between.
+  const written: Record<string, unknown>[] = [];
+  const log = createLogger({
+    nodeId: 'node-test',
+    nodeType: 'workbench',
+    level: 'debug',
+    destination: { write: (line: string) => void written.push(JSON.parse(line)) },
+  });
+  const telemetry = createCommandTelemetry({
+    log,
+    metrics: createCommandMetrics(),
+    liveCounts: async () => ({ queued: 0, running: 0, cancelling: 0 }),
+  });
+  const queued = { ...base, status: 'queued' as const, startedAt: null, finishedAt: null };
+  await telemetry.moved('workspace_command.queued', queued, { claimedAtEnqueue: true });
+  await telemetry.moved('workspace_command.queued', queued);
+  t.same(
+    written.map((l) => l.level),
+    [20, 30],
+    'claimed in its enqueue: debug; left waiting: info',
+  );
+
+  const done: Command = {
+    ...base,
+    status: 'completed',
+    errorCategory: null,
+    exitCode: 0,
+    signal: null,
+  };
+  const moved = telemetry.moved('workspace_command.completed', done);
+  // The queue tells the waiters as soon as this returns: nothing is written before them.
+  t.equal(written.length, 2, 'no line yet when the call returns');
+  await moved;
+  t.equal(written.length, 3, 'written once the promise resolves');
+  t.match(written[2], { event: 'workspace_command.completed', level: 30, exitCode: 0 });
 });
