@@ -54,7 +54,10 @@ export function serverChannelOptions(maxFrameBytes = MAX_FRAME_BYTES): Record<st
 /**
  * gRPC options of one agent-to-replica channel. A channel per connection attempt,
  * with its own subchannel pool, so the mesh's jittered backoff (not gRPC's shared
- * reconnect state) decides when to dial again.
+ * reconnect state) decides when to dial again. gRPC's own retries are off: the one
+ * call on a channel is the long-lived stream, which the mesh redials itself (a request
+ * not yet sent goes to another replica, one sent is never sent twice), so keeping its
+ * frames for a transparent retry is of no use.
  */
 export function clientChannelOptions(maxFrameBytes = MAX_FRAME_BYTES): Record<string, number> {
   return {
@@ -64,6 +67,7 @@ export function clientChannelOptions(maxFrameBytes = MAX_FRAME_BYTES): Record<st
     'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
     'grpc.keepalive_permit_without_calls': 1,
     'grpc.use_local_subchannel_pool': 1,
+    'grpc.enable_retries': 0,
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 2_000,
   };

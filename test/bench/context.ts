@@ -33,6 +33,8 @@ export type BenchDatabase =
 /** Shared state of one `npm run bench`. */
 export class BenchContext {
   private readonly cleanups: (() => Promise<unknown>)[] = [];
+  /** Teardown of what the cases share (the S3 server), run by {@link close}. */
+  private readonly sharedCleanups: (() => Promise<unknown>)[] = [];
   readonly log: Logger = pino({ level: 'silent' });
   private counter = 0;
   private s3Server: Promise<S3TestServer> | undefined;
@@ -65,9 +67,18 @@ export class BenchContext {
     return `${prefix}-${this.counter}-${randomBytes(3).toString('hex')}`;
   }
 
-  /** Registers teardown, run in reverse order by {@link close}. */
+  /** Registers teardown, run in reverse order when the case ends ({@link endCase}). */
   defer(fn: () => Promise<unknown>): void {
     this.cleanups.push(fn);
+  }
+
+  /**
+   * Tears down, in reverse order, what the case that just ran started: its hosts,
+   * node processes, clients and databases stop before the next case is timed, so no
+   * case is measured beside another's background loops.
+   */
+  async endCase(): Promise<void> {
+    await runAll(this.cleanups);
   }
 
   /** A fresh directory under the scratch directory, searchable by the sandbox uid. */
@@ -160,7 +171,7 @@ export class BenchContext {
   /** The S3-compatible test server (s3rver in a child process), started once. */
   s3(): Promise<S3TestServer> {
     this.s3Server ??= startS3Server({ bucket: 'memql-bench' }).then((server) => {
-      this.defer(() => server.stop());
+      this.sharedCleanups.push(() => server.stop());
       return server;
     });
     return this.s3Server;
@@ -185,15 +196,21 @@ export class BenchContext {
 
   /** Runs every registered teardown, newest first; failures are reported, not thrown. */
   async close(): Promise<void> {
-    while (this.cleanups.length > 0) {
-      const fn = this.cleanups.pop();
-      try {
-        await fn?.();
-      } catch (err) {
-        process.stderr.write(`bench teardown: ${(err as Error).message}\n`);
-      }
-    }
+    await runAll(this.cleanups);
+    await runAll(this.sharedCleanups);
     await rm(this.baseDir, { recursive: true, force: true });
+  }
+}
+
+/** Runs and removes every teardown in `cleanups`, last registered first. */
+async function runAll(cleanups: (() => Promise<unknown>)[]): Promise<void> {
+  while (cleanups.length > 0) {
+    const fn = cleanups.pop();
+    try {
+      await fn?.();
+    } catch (err) {
+      process.stderr.write(`bench teardown: ${(err as Error).message}\n`);
+    }
   }
 }
 

@@ -90,6 +90,8 @@ async function main(): Promise<void> {
         got = await c.run(ctx);
       } catch (err) {
         got = [skippedRow(`${c.id} ${c.name}`, (err as Error).message.split('\n')[0] ?? '')];
+      } finally {
+        await ctx.endCase();
       }
       rows.push(...got);
       process.stdout.write(` ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
