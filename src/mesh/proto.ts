@@ -1,9 +1,10 @@
 /**
  * Loading the wire contract. `proto/` is the only definition of what crosses the
  * mesh; it is read at run time (protobufjs for the node service, proto-loader for the
- * standard health service), so there is no generated code to drift from it. Compiled code lives under `dist/`, so the proto directory is found
- * by walking up from this module to the package root (the directory holding
- * `package.json`), which works from `src/` and `dist/src/` alike.
+ * standard health service), so there is no generated code to drift from it. Compiled
+ * code lives under `dist/`, so the proto directory is found by walking up from this
+ * module to the package root (the directory holding `package.json`), which works from
+ * `src/` and `dist/src/` alike.
  *
  * @module
  */
