@@ -24,6 +24,28 @@ import { createLogger, type Logger } from '../src/telemetry/logger.js';
 import type { WorkbenchHost } from '../src/workbench/host.js';
 import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-factory.js';
 
+/** How long a stopped node waits for its event loop to empty before it exits anyway, ms. */
+export const EXIT_AFTER_STOP_MS = 2_000;
+
+/**
+ * Called once a node has stopped everything it owns (calls answered, workspaces handed
+ * off, servers and the database pool closed): the process ends as soon as nothing is
+ * left open, or after {@link EXIT_AFTER_STOP_MS} with exit code 0, naming what a
+ * library still held. One known case: postgres.js arms a reconnect timer when its
+ * connection drops (a database outage) and `end()` does not clear it, so the timer can
+ * open a new connection after the pool ended, which would keep a stopped node up.
+ */
+export function exitWhenStopped(log: Logger, afterMs = EXIT_AFTER_STOP_MS): void {
+  setTimeout(() => {
+    log.warn(
+      { resources: process.getActiveResourcesInfo() },
+      'stopped, but handles are still open: exiting',
+    );
+    log.flush();
+    process.exit(0);
+  }, afterMs).unref();
+}
+
 /**
  * `--shutdown-grace-ms=<ms>` from a node's arguments, else `defaultMs`: how long calls
  * in flight get after a stop signal. A bad value exits 2 saying so.

@@ -23,7 +23,13 @@ import {
   DataDirLockedError,
   openDb,
 } from '../../src/store/index.js';
-import { affinityReader, bootNode, buildNodeHost, inProcessFleet } from '../node-boot.js';
+import {
+  affinityReader,
+  bootNode,
+  buildNodeHost,
+  exitWhenStopped,
+  inProcessFleet,
+} from '../node-boot.js';
 
 async function main(): Promise<void> {
   const createToken = process.argv[2] === 'create-token';
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
   await local?.stop();
   await db.close();
   log.flush();
+  exitWhenStopped(log);
 }
 
 main().catch((err: unknown) => {

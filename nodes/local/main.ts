@@ -18,6 +18,7 @@ import {
   affinityReader,
   bootNode,
   buildNodeHost,
+  exitWhenStopped,
   inProcessFleet,
   localNodeId,
   reachableWorkbenchRoot,
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
   await metrics?.close();
   await db.close();
   log.flush();
+  exitWhenStopped(log);
 }
 
 main().catch((err: unknown) => {

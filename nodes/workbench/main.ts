@@ -12,7 +12,13 @@ import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/me
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { DataDirLockedError, openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
-import { bootNode, buildNodeHost, refuseExposedMesh, shutdownGraceMs } from '../node-boot.js';
+import {
+  bootNode,
+  buildNodeHost,
+  exitWhenStopped,
+  refuseExposedMesh,
+  shutdownGraceMs,
+} from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
 /** How long after the commands' end the calls waiting on them get to answer, ms. */
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
   await db.close();
   log.info(outcome, 'stopped');
   log.flush();
+  exitWhenStopped(log);
 }
 
 main().catch((err: unknown) => {
