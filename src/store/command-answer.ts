@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import {
+  type CommandEnding,
   type ExecPayload,
   type ExpectedOutputResult,
   parseExecRequest,
@@ -56,30 +57,58 @@ export function outputText(
   return { text: bytes.toString('base64'), encoding: 'base64' };
 }
 
+/** An `exec` answer without what only a durable command adds (its id, sync, outputs). */
+export type EndingAnswer = Omit<ExecPayload, 'commandId' | 'filesRefused' | 'outputs'>;
+
+/**
+ * How a process ended and what it printed, as callers see it: output as UTF-8 text, or
+ * base64 with `stdoutEncoding`/`stderrEncoding` when it is not text. The answer of a
+ * durable command ({@link commandAnswer}) and of a worker host's `exec`, which has none.
+ */
+export function endingAnswer(ending: CommandEnding, stdout: Buffer, stderr: Buffer): EndingAnswer {
+  const out = outputText(stdout, ending.stdoutTruncated);
+  const err = outputText(stderr, ending.stderrTruncated);
+  return {
+    status: ending.status,
+    exitCode: ending.exitCode,
+    signal: ending.signal,
+    timedOut: ending.timedOut,
+    cancelled: ending.cancelled,
+    oomKilled: ending.oomKilled,
+    stdout: out.text,
+    stderr: err.text,
+    ...(out.encoding ? { stdoutEncoding: out.encoding } : {}),
+    ...(err.encoding ? { stderrEncoding: err.encoding } : {}),
+    stdoutTruncated: ending.stdoutTruncated,
+    stderrTruncated: ending.stderrTruncated,
+    durationMs: ending.durationMs,
+  };
+}
+
 /**
  * How a command ended, as callers see it (the `exec` answer and the API's command
- * views): output as UTF-8 text, or base64 with `stdoutEncoding`/`stderrEncoding` when
- * it is not text. Not to be confused with the queue's `decideOutcome`,
- * which decides what a worker records.
+ * views): {@link endingAnswer} of its row, with the entries its sync refused and its
+ * expected outputs. Not to be confused with the queue's `decideOutcome`, which decides
+ * what a worker records.
  */
 export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> {
-  const stdout = outputText(command.stdout ?? Buffer.alloc(0), command.stdoutTruncated);
-  const stderr = outputText(command.stderr ?? Buffer.alloc(0), command.stderrTruncated);
   const outputs = expectedOutputs(command);
   return {
-    status: command.status,
-    exitCode: command.exitCode,
-    signal: command.signal,
-    timedOut: command.status === 'timed_out',
-    cancelled: command.status === 'cancelled',
-    oomKilled: command.oomKilled,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    ...(stdout.encoding ? { stdoutEncoding: stdout.encoding } : {}),
-    ...(stderr.encoding ? { stderrEncoding: stderr.encoding } : {}),
-    stdoutTruncated: command.stdoutTruncated,
-    stderrTruncated: command.stderrTruncated,
-    durationMs: command.execDurationMs,
+    ...endingAnswer(
+      {
+        status: command.status,
+        exitCode: command.exitCode,
+        signal: command.signal,
+        timedOut: command.status === 'timed_out',
+        cancelled: command.status === 'cancelled',
+        oomKilled: command.oomKilled,
+        stdoutTruncated: command.stdoutTruncated,
+        stderrTruncated: command.stderrTruncated,
+        durationMs: command.execDurationMs,
+      },
+      command.stdout ?? Buffer.alloc(0),
+      command.stderr ?? Buffer.alloc(0),
+    ),
     ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
     ...(outputs ? { outputs } : {}),
   };

@@ -10,14 +10,14 @@
  * @module
  */
 
-import type { ActionArgs, ExecPayload } from '../contract/index.js';
+import type { ActionArgs } from '../contract/index.js';
 import { execRequestOf, WorkbenchError } from '../contract/index.js';
 import type { Runner, RunResult } from '../sandbox/runner.js';
-import { outputText } from '../store/index.js';
+import { type EndingAnswer, endingAnswer } from '../store/index.js';
 import { runInSandbox } from '../workbench/actions/index.js';
 
 /** What a worker's `exec` answers: the workbench's answer less what a durable command adds. */
-export type WorkerExecPayload = Omit<ExecPayload, 'commandId' | 'filesRefused' | 'outputs'>;
+export type WorkerExecPayload = EndingAnswer;
 
 /** The worker's `exec` limits, from the node's `MEMQL_EXEC_*` settings. */
 export interface WorkerExecLimits {
@@ -45,23 +45,21 @@ export function execTimeoutMs(requested: number | undefined, limits: WorkerExecL
 
 /** The answer for how a command ended. */
 export function workerExecPayload(result: RunResult): WorkerExecPayload {
-  const stdout = outputText(result.stdout, result.stdoutTruncated);
-  const stderr = outputText(result.stderr, result.stderrTruncated);
-  return {
-    status: result.cancelled ? 'cancelled' : result.timedOut ? 'timed_out' : 'completed',
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    cancelled: result.cancelled,
-    oomKilled: result.oomKilled,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    ...(stdout.encoding ? { stdoutEncoding: stdout.encoding } : {}),
-    ...(stderr.encoding ? { stderrEncoding: stderr.encoding } : {}),
-    stdoutTruncated: result.stdoutTruncated,
-    stderrTruncated: result.stderrTruncated,
-    durationMs: result.durationMs,
-  };
+  return endingAnswer(
+    {
+      status: result.cancelled ? 'cancelled' : result.timedOut ? 'timed_out' : 'completed',
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      cancelled: result.cancelled,
+      oomKilled: result.oomKilled,
+      stdoutTruncated: result.stdoutTruncated,
+      stderrTruncated: result.stderrTruncated,
+      durationMs: result.durationMs,
+    },
+    result.stdout,
+    result.stderr,
+  );
 }
 
 /** The answer of a command cancelled before it started: it never ran. */
