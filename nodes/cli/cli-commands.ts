@@ -278,7 +278,8 @@ async function exec(
   const args = stdin === '' ? request : { ...request, stdin };
   const result = await client.dispatchStream(
     { action: 'exec', args, runId, agentId: global.agentId, taskId: global.taskId },
-    { signal, onOutput: liveOutput(global, io) },
+    // Ctrl-C (or a reader that went away) is the person cancelling the command.
+    { signal, cancelOnDisconnect: true, onOutput: liveOutput(global, io) },
   );
   return reportCommand(result, global, io);
 }
@@ -317,6 +318,7 @@ async function build(
   const { kind: _kind, runId, ...request } = command;
   const result = await client.build(runId, request, {
     signal,
+    cancelOnDisconnect: true,
     onOutput: liveOutput(global, io),
   });
   return reportCommand(result, global, io);

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       fleet: inProcessFleet(config, host, db),
       workbenchRoot: config.workbenchRoot,
       metrics: host.queue.metrics.registry,
+      cancelCommand: (commandId) => host.queue.cancel(commandId),
       ...(agent.workers ? { workers: agent.workers } : {}),
       log,
     },

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Authority, DispatchResult, Envelope } from '../contract/index.js';
 import type { DispatchCallOptions } from '../mesh/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import type { Db } from '../store/index.js';
+import type { Command, Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Caller } from './auth.js';
 import type { FleetSource } from './fleet.js';
@@ -46,6 +46,13 @@ export interface ApiDeps {
    * `connected: false`.
    */
   workers?: WorkerDirectory;
+  /**
+   * Cancels a command through this node's own queue, when the node runs commands
+   * itself (local mode): a command running here is killed at once. Absent: the cancel
+   * is recorded in the database and the command's worker, wherever it is, sees it at
+   * its next lease heartbeat.
+   */
+  cancelCommand?: (commandId: string) => Promise<Command | null>;
 }
 
 /** What a route handler gets. */

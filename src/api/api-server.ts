@@ -10,12 +10,14 @@
  * | `GET /v1/runs/:runId` | `{run}` |
  * | `POST /v1/runs/:runId/end` | `{run, released}` |
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
- * | `POST /v1/dispatch` | the dispatch result |
- * | `POST /v1/dispatch/stream` | NDJSON output lines, then one result line |
+ * | `POST /v1/dispatch?cancelOnDisconnect=` | the dispatch result |
+ * | `POST /v1/dispatch/stream?cancelOnDisconnect=` | NDJSON output lines, then one result line |
  * | `PUT /v1/runs/:runId/files?path=&mode=` | the body as the file, whole or not at all: the `fs_write` answer |
  * | `GET /v1/runs/:runId/files?path=` | the file's bytes (see `file-routes.ts`) |
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
+ * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` (see `cancel-routes.ts`) |
+ * | `POST /v1/runs/:runId/calls/:callId/cancel` | `{command, effect}`: the command a call queued |
  * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
  * | `GET /v1/artifacts/:id` | `{artifact}` |
@@ -47,6 +49,7 @@ import { serveMcpHttp } from '../mcp/index.js';
 import { serveAdmin } from './admin-routes.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { authenticate, bearerToken } from './auth.js';
+import { cancelCallRoute, cancelCommandRoute } from './cancel-routes.js';
 import { listRunCommandsRoute } from './command-list.js';
 import {
   approveConsentRoute,
@@ -113,6 +116,16 @@ const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/commands/${ID}/cancel$`),
+    handler: cancelCommandRoute,
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/runs/${ID}/calls/${ID}/cancel$`),
+    handler: cancelCallRoute,
+  },
   { method: 'GET', pattern: /^\/v1\/workspaces$/, handler: listWorkspacesRoute },
   { method: 'GET', pattern: /^\/v1\/artifacts$/, handler: listArtifactsRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/artifacts/${ID}$`), handler: getArtifactRoute },

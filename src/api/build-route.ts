@@ -25,7 +25,7 @@ import {
 import { getRun, insertAuditEvent } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ApiDeps } from './api-deps.js';
-import { abortOnDisconnect, sendResultStream } from './dispatch-routes.js';
+import { abortOnDisconnect, cancelOnDisconnect, sendResultStream } from './dispatch-routes.js';
 import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';
 
 /** The subject builds run under: the deploy pipeline's. */
@@ -46,10 +46,11 @@ export async function serveBuild(
   match: { runId: string; stream: boolean },
   log: Logger,
 ): Promise<void> {
+  const cancel = cancelOnDisconnect(new URL(req.url ?? '/', 'http://api').searchParams);
   const body = await readJsonObject(req, BODY_LIMIT_BYTES);
   rejectUnknownFields(body, ['ref', 'script', 'callId']);
   const { ref, script, callId } = body;
-  const controller = abortOnDisconnect(res);
+  const controller = abortOnDisconnect(res, cancel);
   const build = (options: Parameters<ApiDeps['dispatcher']['dispatch']>[2]) =>
     dispatchBuild(deps, { operatorId, runId: match.runId, ref, script, callId }, options, log);
   if (!match.stream) {

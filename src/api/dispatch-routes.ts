@@ -7,7 +7,11 @@
  *
  * The stream form answers `application/x-ndjson`: `{"type":"output",...}` lines as
  * exec output arrives (data in base64), then exactly one `{"type":"result",...}`.
- * A caller that disconnects cancels the call (a running exec is killed).
+ * A caller that disconnects does not cancel a command its call queued: the command
+ * belongs to the durable queue, and its outcome is read by command id or by repeating
+ * the call with its `callId`. `?cancelOnDisconnect=true` asks for the other rule (a CLI
+ * whose Ctrl-C closes the connection): then a disconnect cancels the call, as the cancel
+ * routes do (`cancel-routes.ts`).
  *
  * @module
  */
@@ -15,6 +19,7 @@
 import type { ServerResponse } from 'node:http';
 import type { OutputSink } from '../contract/index.js';
 import {
+  CallerGoneError,
   type DispatchResult,
   errorResult,
   parseEnvelope,
@@ -23,15 +28,40 @@ import {
 import { getRunForOwner } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouteContext } from './api-deps.js';
-import { DISPATCH_BODY_LIMIT_BYTES, errorAnswer, readJson, sendJson } from './http-io.js';
+import {
+  DISPATCH_BODY_LIMIT_BYTES,
+  errorAnswer,
+  invalidField,
+  readJson,
+  sendJson,
+} from './http-io.js';
 
-/** Aborts when the caller goes away before the answer is complete. */
-export function abortOnDisconnect(res: ServerResponse): AbortController {
+/**
+ * Aborts when the caller goes away before the answer is complete: a cancel when
+ * `cancel` is set, else with a {@link CallerGoneError}, which leaves a queued command
+ * to run.
+ */
+export function abortOnDisconnect(res: ServerResponse, cancel = false): AbortController {
   const controller = new AbortController();
   res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (res.writableFinished) return;
+    if (cancel) controller.abort();
+    else controller.abort(new CallerGoneError('the HTTP connection closed'));
   });
   return controller;
+}
+
+/** `?cancelOnDisconnect=true|false` (default false); the only parameter of the dispatch routes. */
+export function cancelOnDisconnect(query: URLSearchParams): boolean {
+  for (const name of query.keys()) {
+    if (name !== 'cancelOnDisconnect') {
+      throw invalidField(name, 'unknown parameter; expected only cancelOnDisconnect');
+    }
+  }
+  const value = query.get('cancelOnDisconnect');
+  if (value === null || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalidField('cancelOnDisconnect', 'expected true or false');
 }
 
 /**
@@ -102,16 +132,18 @@ async function dispatchOwned(
 
 /** `POST /v1/dispatch`. */
 export async function dispatchRoute(ctx: RouteContext): Promise<void> {
+  const cancel = cancelOnDisconnect(ctx.query);
   const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
-  const controller = abortOnDisconnect(ctx.res);
+  const controller = abortOnDisconnect(ctx.res, cancel);
   const result = await dispatchOwned(ctx, body, { signal: controller.signal });
   if (!ctx.res.destroyed) sendJson(ctx.res, 200, result);
 }
 
 /** `POST /v1/dispatch/stream`. */
 export async function dispatchStreamRoute(ctx: RouteContext): Promise<void> {
+  const cancel = cancelOnDisconnect(ctx.query);
   const body = await readJson(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
-  const controller = abortOnDisconnect(ctx.res);
+  const controller = abortOnDisconnect(ctx.res, cancel);
   await sendResultStream(ctx.res, ctx.log, (onOutput) =>
     dispatchOwned(ctx, body, { signal: controller.signal, onOutput }),
   );

@@ -27,8 +27,17 @@ export interface WorkbenchClientOptions {
 export interface DispatchStreamOptions {
   /** Called with each chunk of a running command's output, as it happens. */
   readonly onOutput?: (stream: OutputStream, chunk: Buffer) => void;
-  /** Aborting closes the connection, which cancels a running command on the server. */
+  /**
+   * Aborting closes the connection. A command the call queued goes on unless
+   * `cancelOnDisconnect` is set; cancel one explicitly with
+   * {@link WorkbenchClient.cancelCall} or {@link WorkbenchClient.cancelCommand}.
+   */
   readonly signal?: AbortSignal;
+  /**
+   * Cancel the call's command when the connection closes before the answer (a CLI's
+   * Ctrl-C). Default false: the command belongs to the queue, not to the connection.
+   */
+  readonly cancelOnDisconnect?: boolean;
 }
 
 /** What {@link WorkbenchClient.build} builds. */

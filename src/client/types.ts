@@ -187,6 +187,13 @@ export interface CommandRecord extends CommandSummaryRecord {
   readonly outputs?: readonly ExpectedOutputResult[];
 }
 
+/** What a cancel did: the command as it stands after, and the move it made. */
+export interface CancelAnswer {
+  readonly command: CommandRecord;
+  /** `cancelled`: it was queued and never runs; `cancelling`: its worker kills it; `ended`: it had ended. */
+  readonly effect: 'cancelled' | 'cancelling' | 'ended';
+}
+
 /** What `listCommands` may select. */
 export interface ListCommandsOptions {
   /** Only commands in this status. */

@@ -37,6 +37,7 @@ import { ClientTransport, enc, field, notShaped, pageSearch } from './client-tra
 import { isDispatchResult, readDispatchStream } from './ndjson-stream.js';
 import type {
   ArtifactRecord,
+  CancelAnswer,
   CommandPage,
   CommandRecord,
   CreateRunOptions,
@@ -139,9 +140,19 @@ export class WorkbenchClient {
     );
   }
 
-  /** Dispatch one `workbenchHost` call and wait for its result. */
-  async dispatch(request: DispatchRequest, options: { signal?: AbortSignal } = {}) {
-    const body = await this.http.json('POST', '/v1/dispatch', { body: request, ...options });
+  /**
+   * Dispatch one `workbenchHost` call and wait for its result. Aborting `signal` stops
+   * the wait; a command the call queued goes on unless `cancelOnDisconnect` is set.
+   */
+  async dispatch(
+    request: DispatchRequest,
+    options: { signal?: AbortSignal; cancelOnDisconnect?: boolean } = {},
+  ) {
+    const path = `/v1/dispatch${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
+    const body = await this.http.json('POST', path, {
+      body: request,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     if (!isDispatchResult(body)) throw notShaped('/v1/dispatch', 'a dispatch result');
     return body;
   }
@@ -149,18 +160,20 @@ export class WorkbenchClient {
   /**
    * Dispatch with live output: `onOutput` sees an `exec` command's output as it is
    * produced, and the result arrives at the end. Aborting `signal` closes the
-   * connection, which cancels the command; the promise then rejects with the abort.
+   * connection and the promise rejects with the abort; the command goes on unless
+   * `cancelOnDisconnect` is set.
    */
   async dispatchStream(
     request: DispatchRequest,
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const response = await this.http.send('POST', '/v1/dispatch/stream', {
+    const path = `/v1/dispatch/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
+    const response = await this.http.send('POST', path, {
       body: request,
       raw: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    if (response.body === null) throw notShaped('/v1/dispatch/stream', 'a stream');
+    if (response.body === null) throw notShaped(path, 'a stream');
     return readDispatchStream(
       response.body as AsyncIterable<Uint8Array>,
       options.onOutput ?? (() => {}),
@@ -178,7 +191,7 @@ export class WorkbenchClient {
     request: BuildRequest = {},
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const path = `/v1/admin/runs/${enc(runId)}/build/stream`;
+    const path = `/v1/admin/runs/${enc(runId)}/build/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
     const response = await this.http.send('POST', path, {
       body: request,
       raw: true,
@@ -189,6 +202,24 @@ export class WorkbenchClient {
       response.body as AsyncIterable<Uint8Array>,
       options.onOutput ?? (() => {}),
     );
+  }
+
+  /**
+   * Cancel a command: a queued one ends now, a running one is killed by its worker.
+   * `effect` says which (`ended`: it had ended already).
+   */
+  async cancelCommand(commandId: string): Promise<CancelAnswer> {
+    const body = await this.http.json('POST', `/v1/commands/${enc(commandId)}/cancel`, {
+      body: {},
+    });
+    return { command: field<CommandRecord>(body, 'command'), effect: field(body, 'effect') };
+  }
+
+  /** Cancel the command a call with key `callId` queued in run `runId`. */
+  async cancelCall(runId: string, callId: string): Promise<CancelAnswer> {
+    const path = `/v1/runs/${enc(runId)}/calls/${enc(callId)}/cancel`;
+    const body = await this.http.json('POST', path, { body: {} });
+    return { command: field<CommandRecord>(body, 'command'), effect: field(body, 'effect') };
   }
 
   /** Read a command's status and output by id (e.g. after a lost connection). */

@@ -32,7 +32,12 @@ export interface EnvelopeBase {
   readonly agentId: string;
   /** The task within the run; recorded in audit events. */
   readonly taskId: string;
-  /** The tool loop's id for this call, echoed in logs and audit events when given. */
+  /**
+   * The caller's idempotency key for this call (the model's tool-call id is a good
+   * one), echoed in logs and audit events. A repeat with the same key and the same
+   * action, arguments and hint is the same call: it gets the recorded outcome instead
+   * of running again. The same key with anything else is refused (`call_id_conflict`).
+   */
   readonly callId?: string;
   /**
    * The environment hint, unvalidated: `evaluateEnvironment` checks it, so that a

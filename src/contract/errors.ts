@@ -120,6 +120,11 @@ export const ERROR_CODES = {
       'The fetch target could not be retrieved (DNS, connection, timeout or an error status).',
     category: 'dependency',
   },
+  call_id_conflict: {
+    meaning:
+      'The callId was already used in this run for a different call (another action, other arguments or another environment hint); nothing ran. A callId names one call: repeat that call exactly to get its outcome, or use a new callId.',
+    category: 'caller',
+  },
   not_found: {
     meaning: 'A named thing other than a workspace path (run, command, artifact) does not exist.',
     category: 'caller',

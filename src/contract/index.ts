@@ -43,6 +43,8 @@ export { classifyAddress } from './address-class.js';
 export * from './admission.js';
 export * from './authority.js';
 export * from './build-toolchain.js';
+export * from './call-digest.js';
+export * from './caller-gone.js';
 export type { CidrRange, ParsedCidr } from './cidr-range.js';
 export { cidr, cidrContains, parseCidr } from './cidr-range.js';
 export * from './envelope.js';

@@ -21,10 +21,13 @@
  * @module
  */
 
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  CancelledNotificationSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -49,6 +52,7 @@ export type McpBackend = Pick<
   | 'endRun'
   | 'listRuns'
   | 'dispatchStream'
+  | 'cancelCall'
   | 'listArtifacts'
   | 'getArtifact'
   | 'openArtifact'
@@ -79,19 +83,25 @@ function text(value: string): CallToolResult['content'][number] {
   return { type: 'text', text: value };
 }
 
-/** A dispatch result as a tool result: refusals and failures are tool errors. */
-export function toolResultOf(result: DispatchResult): CallToolResult {
+/**
+ * A dispatch result as a tool result: refusals and failures are tool errors. A failure
+ * names the call's `callId`, so the model can repeat the call with it to learn the
+ * outcome (an answer lost to an outage, say).
+ */
+export function toolResultOf(result: DispatchResult, callId?: string): CallToolResult {
+  const key = callId === undefined ? {} : { callId };
   if (result.ok) {
     return {
       content: [text(JSON.stringify(result.payload))],
-      structuredContent: { ...result },
+      structuredContent: { ...result, ...key },
     };
   }
   const detail = result.payload === undefined ? '' : `\n${JSON.stringify(result.payload)}`;
+  const named = callId === undefined ? '' : `\n(this call's callId: ${callId})`;
   return {
     isError: true,
-    content: [text(`${result.message}${detail}`)],
-    structuredContent: { ...result },
+    content: [text(`${result.message}${detail}${named}`)],
+    structuredContent: { ...result, ...key },
   };
 }
 
@@ -122,6 +132,31 @@ function invalid(message: string): CallToolResult {
   });
 }
 
+/** How often a cancel looks again for the command its call has not queued yet, ms. */
+const CANCEL_RETRY_MS = 100;
+
+/**
+ * Cancels the command call `callId` queued, once it is queued: a cancel can arrive
+ * before the call reached the queue. Gives up when the call answers first (`settled`),
+ * which is also the end for actions that queue no command.
+ */
+async function cancelWhenQueued(
+  backend: Pick<McpBackend, 'cancelCall'>,
+  runId: string,
+  callId: string,
+  settled: AbortSignal,
+): Promise<void> {
+  while (!settled.aborted) {
+    try {
+      await backend.cancelCall(runId, callId);
+      return;
+    } catch (err) {
+      if (!(err instanceof ClientError) || err.code !== 'not_found') return;
+    }
+    await delay(CANCEL_RETRY_MS, undefined, { signal: settled }).catch(() => undefined);
+  }
+}
+
 /** Whether artifact bytes are shown as text: a text-like type and valid UTF-8. */
 function asText(contentType: string, bytes: Buffer): string | null {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
@@ -150,6 +185,15 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpTools() }));
+
+  // A tool call's signal aborts both when the client cancels it and when the connection
+  // closes; only the first may cancel a command (a command outlives its caller). So the
+  // client's cancel is taken here, and ends the command through the API.
+  const cancels = new Map<string | number, () => void>();
+  server.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+    const id = notification.params.requestId;
+    if (id !== undefined) cancels.get(id)?.();
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
@@ -188,26 +232,36 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
             .join(', ')}`,
         );
       }
-      const { runId, environment, ...args } = input;
+      const { runId, environment, callId, ...args } = input;
       if (typeof runId !== 'string') {
         return invalid('runId: expected the run id from open_run');
+      }
+      if (callId !== undefined && typeof callId !== 'string') {
+        return invalid('callId: expected a string, or leave it out');
       }
       const progressToken = request.params._meta?.progressToken;
       let progress = 0;
       // One decoder a stream, so a character split across chunks is not mangled.
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
-      const result = await backend.dispatchStream(
+      // JSON-RPC ids restart with every session, so they never name a call: a call
+      // without its own key gets a fresh one.
+      const key = callId ?? `mcp-${randomUUID()}`;
+      const settled = new AbortController();
+      cancels.set(extra.requestId, () => {
+        cancels.delete(extra.requestId);
+        void cancelWhenQueued(backend, runId, key, settled.signal);
+      });
+      const dispatched = backend.dispatchStream(
         {
           action: name,
           args,
           runId,
           agentId: identity.agentId,
           taskId: identity.taskId,
-          callId: `mcp-${String(extra.requestId)}`,
+          callId: key,
           ...(environment === undefined ? {} : { environment }),
         },
         {
-          signal: extra.signal,
           ...(progressToken === undefined
             ? {}
             : {
@@ -227,7 +281,14 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
               }),
         },
       );
-      return toolResultOf(result);
+      let result: DispatchResult;
+      try {
+        result = await dispatched;
+      } finally {
+        settled.abort();
+        cancels.delete(extra.requestId);
+      }
+      return toolResultOf(result, key);
     } catch (err) {
       return toolErrorOf(err);
     }

@@ -61,6 +61,16 @@ const environmentSchema = {
     'have consented (consent_required, kill_switch_engaged and worker_unavailable say why not).',
 };
 
+const callIdSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_ID_CHARS,
+  description:
+    'Optional idempotency key of this call. Without one every tool call is a new call. To learn ' +
+    'the outcome of a call whose answer you lost, repeat it exactly with the callId you gave it; ' +
+    'a callId already used for a different call is refused (call_id_conflict).',
+};
+
 /** Whether an action only reads the workspace. */
 const READ_ONLY: ReadonlySet<ToolActionName> = new Set(['fs_read', 'fs_list']);
 
@@ -71,7 +81,12 @@ export function actionToolInputSchema(action: ToolActionName): JsonSchema & { ty
   const required = (args.required ?? []) as string[];
   return {
     type: 'object',
-    properties: { runId: runIdSchema, ...properties, environment: environmentSchema },
+    properties: {
+      runId: runIdSchema,
+      ...properties,
+      environment: environmentSchema,
+      callId: callIdSchema,
+    },
     required: ['runId', ...required],
     additionalProperties: false,
   };

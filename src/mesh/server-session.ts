@@ -13,7 +13,7 @@
  */
 
 import type { Writable } from 'node:stream';
-import type { OutputSink } from '../contract/index.js';
+import { CallerGoneError, type OutputSink } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { FrameWriter } from './frame-writer.js';
 import {
@@ -244,9 +244,14 @@ export class ServerSession {
     }, controller);
   }
 
+  /**
+   * The stream is over. Calls still in flight lose their caller, which did not cancel
+   * them: they are aborted with a {@link CallerGoneError}, so a command one queued goes
+   * on (only a Cancel frame cancels).
+   */
   private finish(reason: string, abort: boolean): void {
     if (abort) {
-      for (const c of this.inFlight.values()) c.abort();
+      for (const c of this.inFlight.values()) c.abort(new CallerGoneError(reason));
     }
     if (this.done) return;
     this.done = true;

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { OutputSink } from '../contract/index.js';
+import { abortDetaches, type OutputSink } from '../contract/index.js';
 import type { FrameWriter } from './frame-writer.js';
 import type { OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
 import { MAX_FRAME_BYTES } from './limits.js';
@@ -90,7 +90,9 @@ export class StreamCaller {
     const writer = this.writer;
     return new Promise<ResponseFrame>((resolve, reject) => {
       let written = false;
+      // A caller that only went away leaves the call running on the far side: no Cancel.
       const cancel = () => {
+        if (abortDetaches(options.signal?.reason)) return;
         if (this.pending.has(id)) writer.send({ kind: 'cancel', id }).catch(() => {});
       };
       const settle = () => options.signal?.removeEventListener('abort', cancel);

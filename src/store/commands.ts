@@ -7,6 +7,7 @@
  * @module
  */
 
+import { CallIdConflict, getCallRecord, sameCall } from './call-keys.js';
 import { enqueueEventsInsert } from './command-events.js';
 import { COLUMNS, type Command, type CommandStatus, toCommand } from './command-row.js';
 import type { Db, Queryable, Subscription } from './db.js';
@@ -44,6 +45,12 @@ export interface NewCommand {
   ownerUserId: string;
   conversationId?: string | null;
   callId?: string | null;
+  /**
+   * With a `callId`: the call's action and digest, recorded under the key in the same
+   * statement (see `call-keys.ts`). Without them the key is recorded as `exec` with no
+   * digest, so any repeat replays it.
+   */
+  call?: { action: string; digest: string; nodeId: string };
   request: Record<string, unknown>;
   timeoutMs: number;
 }
@@ -68,8 +75,10 @@ export interface EnqueueOptions {
 
 /**
  * Queues a command and writes its `workspace_command.queued` event, in one statement.
- * With a `callId` already used for the same run, nothing is inserted (and no event
- * written): the first command is returned with `created: false`.
+ * A `callId` is recorded under the run's keys in the same statement. With a key the run
+ * already has, nothing is inserted (and no event written): the command the key names
+ * is returned with `created: false`, or, when the key names another call (another
+ * digest, or a file action), {@link CallIdConflict} is thrown.
  */
 export async function enqueueCommand(
   q: Queryable,
@@ -82,14 +91,14 @@ export async function enqueueCommand(
   const notify =
     options.notify === undefined
       ? ''
-      : `, (select case when h.node_id is distinct from $10::text then
+      : `, (select case when h.node_id is distinct from $13::text then
              pg_notify('${COMMAND_QUEUED_CHANNEL}',
-               json_build_object('sender', $9::text, 'holder', h.node_id)::text) end
+               json_build_object('sender', $12::text, 'holder', h.node_id)::text) end
            from (select (select w.node_id from workbench_workspace w
                          where w.run_id = $2 and w.status = 'provisioned') as node_id) h)
            as notified`;
   const claim = options.claim;
-  const n = options.notify === undefined ? 9 : 11;
+  const n = options.notify === undefined ? 12 : 14;
   // The claim's guard: nothing queued waits (it would be older) and the run's workspace
   // is this node's or nobody's.
   const claimed = claim
@@ -99,6 +108,11 @@ export async function enqueueCommand(
     : 'false';
   const rows = await q.query(
     `with gate as (select ${claimed} as claim),
+     keyed as (
+       insert into workbench_call (run_id, call_id, action, digest, command_id, node_id)
+       select $2, $6::text, $9::text, $10::text, $1, $11::text where $6::text is not null
+       on conflict do nothing returning 1
+     ),
      inserted as (
        insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
          call_id, request, timeout_ms, status, lease_owner, lease_expires_at, attempts, started_at)
@@ -109,6 +123,7 @@ export async function enqueueCommand(
          case when g.claim then 1 else 0 end,
          case when g.claim then now() end
        from gate g
+       where $6::text is null or exists (select 1 from keyed)
        on conflict (run_id, call_id) where call_id is not null do nothing
        returning ${COLUMNS}
      ), events as (${enqueueEventsInsert('inserted')})
@@ -122,6 +137,9 @@ export async function enqueueCommand(
       cmd.callId ?? null,
       JSON.stringify(cmd.request),
       cmd.timeoutMs,
+      cmd.call?.action ?? 'exec',
+      cmd.call?.digest ?? null,
+      cmd.call?.nodeId ?? null,
       ...(options.notify === undefined ? [] : [options.notify.sender, options.notify.nodeId]),
       claim?.leaseOwner ?? null,
       claim?.leaseMs ?? 0,
@@ -129,11 +147,13 @@ export async function enqueueCommand(
     ],
   );
   if (rows[0]) return { command: toCommand(rows[0]), created: true };
-  const first = await q.query(
-    `select ${COLUMNS} from workspace_command where run_id = $1 and call_id = $2`,
-    [cmd.runId, cmd.callId],
-  );
-  return { command: toCommand(first[0]!), created: false };
+  const record = await getCallRecord(q, cmd.runId, cmd.callId!);
+  const digest = cmd.call?.digest;
+  if (record && (record.commandId === null || (digest && !sameCall(record, digest)))) {
+    throw new CallIdConflict(record);
+  }
+  const first = await getCommandByCallId(q, cmd.runId, cmd.callId!);
+  return { command: first!, created: false };
 }
 
 /**
@@ -176,6 +196,19 @@ export async function getCommand(q: Queryable, id: string): Promise<Command | nu
   return rows[0] ? toCommand(rows[0]) : null;
 }
 
+/** The command a call with key `callId` queued in run `runId`, or null. */
+export async function getCommandByCallId(
+  q: Queryable,
+  runId: string,
+  callId: string,
+): Promise<Command | null> {
+  const rows = await q.query(
+    `select ${COLUMNS} from workspace_command where run_id = $1 and call_id = $2`,
+    [runId, callId],
+  );
+  return rows[0] ? toCommand(rows[0]) : null;
+}
+
 /** Reads several commands in one statement; ids without a row are absent from the result. */
 export async function getCommands(q: Queryable, ids: readonly string[]): Promise<Command[]> {
   if (ids.length === 0) return [];
@@ -202,7 +235,11 @@ export async function countLiveCommands(
 
 /** Removes a run's command rows (run deletion); returns how many. */
 export async function deleteRunCommands(q: Queryable, runId: string): Promise<number> {
-  return q.execute('delete from workspace_command where run_id = $1', [runId]);
+  return q.execute(
+    `with keys as (delete from workbench_call where run_id = $1)
+     delete from workspace_command where run_id = $1`,
+    [runId],
+  );
 }
 
 /**

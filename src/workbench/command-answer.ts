@@ -1,16 +1,17 @@
 /**
  * How a call that queued a command (`exec`, `build`) waits for its end and answers it.
- * The caller's abort cancels the command; the node stopping does not (the command is
- * left to run, here or on the workspace's next holder), and the call then answers how
- * to find the outcome.
+ * The caller's explicit cancel cancels the command. Neither the caller going away nor
+ * the node stopping does (`abortDetaches`): the command is left to run, here or on the
+ * workspace's next holder, and the call then answers how to find the outcome.
  *
  * @module
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  abortDetaches,
   type ExecPayload,
-  isNodeStopping,
+  isCallerGone,
   type OutputSink,
   WorkbenchError,
 } from '../contract/index.js';
@@ -65,7 +66,7 @@ export async function awaitCommand(
   const commandId = command.id;
   const stopped = new AbortController();
   const onAbort = () => {
-    if (isNodeStopping(options.signal?.reason)) stopped.abort();
+    if (abortDetaches(options.signal?.reason)) stopped.abort();
     else
       queue.cancel(commandId).catch((err: unknown) => {
         // Never an unhandled rejection: the command then runs to its end or its limit.
@@ -84,6 +85,14 @@ export async function awaitCommand(
     });
     return execPayload(done);
   } catch (err) {
+    if (isCallerGone(options.signal?.reason)) {
+      // Nobody waits for this answer; the command goes on and is recorded when it ends.
+      throw new WorkbenchError(
+        'unavailable',
+        `unavailable: the caller went away while command ${commandId} was queued or running; it goes on. Read its outcome with GET /v1/commands/${commandId}, or repeat the call with the same callId`,
+        { commandId, reason: 'caller_gone' },
+      );
+    }
     if (!stopped.signal.aborted && queue.lifecycle === 'stopped') {
       // This node handed the workspace off with the command still queued: the next
       // holder runs it. Follow its row while the call may still wait.

@@ -3,6 +3,7 @@ import type { OutputSink } from '../contract/index.js';
 import {
   type ActionArgs,
   type Authority,
+  callDigest,
   checkActionAuthority,
   type DispatchResult,
   type Envelope,
@@ -14,7 +15,7 @@ import {
 import type { ObjectStore } from '../objects/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
-import { type Command, type Db, type Run, StoreError } from '../store/index.js';
+import { CallIdConflict, type Command, type Db, type Run, StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
@@ -35,6 +36,7 @@ import {
   uploadStageDir,
   writeUploadPart,
 } from './actions/index.js';
+import { callIdConflictError, FileCallKeys } from './call-keys.js';
 import { awaitCommand } from './command-answer.js';
 import { executeCommand } from './command-executor.js';
 import {
@@ -136,6 +138,7 @@ function translate(err: unknown): unknown {
       'unavailable: the database is unreachable; retry shortly',
     );
   }
+  if (err instanceof CallIdConflict) return callIdConflictError(err.record);
   return err;
 }
 
@@ -172,8 +175,10 @@ export class WorkbenchHost {
   private readonly lifecycle: StateMachine<HostState>;
   private readonly handoff: WorkspaceHandoff;
   private readonly toolchainWatch: ToolchainWatch;
+  private readonly callKeys: FileCallKeys;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
+    this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
     this.lifecycle = new StateMachine(HOST_LIFECYCLE, deps.log);
     this.toolchainWatch = new ToolchainWatch({
       runner: deps.exec.runner,
@@ -325,15 +330,21 @@ export class WorkbenchHost {
     if (denied) return denied;
 
     const log = this.deps.log.child({ runId: envelope.runId, action: envelope.action });
-    try {
-      return okResult(await this.run(envelope, options));
-    } catch (raw) {
-      const err = translate(raw);
-      const result = resultFromError(err);
-      if (result.errorCode === 'internal') log.error({ err }, 'workbench call failed');
-      else log.info({ errorCode: result.errorCode }, 'workbench call refused');
-      return result;
-    }
+    const answer = async (work: () => Promise<DispatchResult>): Promise<DispatchResult> => {
+      try {
+        return await work();
+      } catch (raw) {
+        const err = translate(raw);
+        const result = resultFromError(err);
+        if (result.errorCode === 'internal') log.error({ err }, 'workbench call failed');
+        else log.info({ errorCode: result.errorCode }, 'workbench call refused');
+        return result;
+      }
+    };
+    const run = () => answer(async () => okResult(await this.run(envelope, options)));
+    // A command's key is recorded with its command; a file action's here.
+    if (envelope.action === 'exec' || envelope.action === 'build') return run();
+    return answer(() => this.callKeys.run(envelope, run));
   }
 
   /** A command's answer by id, for a caller that lost its connection. Null when absent. */
@@ -386,6 +397,15 @@ export class WorkbenchHost {
         ownerUserId: run.ownerUserId,
         conversationId: run.conversationId,
         callId: envelope.callId ?? null,
+        ...(envelope.callId === undefined
+          ? {}
+          : {
+              call: {
+                action: envelope.action,
+                digest: callDigest(envelope),
+                nodeId: this.deps.nodeId,
+              },
+            }),
         request: exec.request,
         timeoutMs: exec.timeoutMs,
       },

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { getCommand } from '../../src/store/index.js';
 import { eventually } from '../support/mesh.js';
@@ -170,44 +172,153 @@ t.test('the stream form delivers output as it happens, then one result', async (
   );
 });
 
-t.test('a client that disconnects cancels its running command', async (t) => {
-  const runId = await newRun(h.alice);
+/** Reads a command's row until it has ended; its id and status. */
+async function commandOfCall(runId: string, callId: string, ended: boolean) {
+  let row: { id: string; status: string } | undefined;
+  await eventually(
+    ended ? 'the command ended' : 'the command is queued',
+    async () => {
+      const rows = await h.db.query<{ id: string; status: string }>(
+        'select id, status from workspace_command where run_id = $1 and call_id = $2',
+        [runId, callId],
+      );
+      row = rows[0];
+      return row !== undefined && (!ended || (row.status !== 'running' && row.status !== 'queued'));
+    },
+    60_000,
+    50,
+  );
+  return row!;
+}
+
+/**
+ * A command that runs until the test writes `go` into its workspace's `gate` file (an
+ * existing file: the sandbox's view of the workspace shows a file's new content at once).
+ */
+const WAITING = 'echo started; until grep -q go gate; do sleep 0.05; done; echo finished';
+
+/** Starts a streamed {@link WAITING} exec, and reads its first line. */
+async function startWaitingExec(runId: string, callId: string, query = '') {
+  await dispatch(h.alice, runId, 'fs_write', { path: 'gate', content: 'wait\n' });
   const controller = new AbortController();
-  const res = await h.call(h.alice, '/v1/dispatch/stream', {
+  const res = await h.call(h.alice, `/v1/dispatch/stream${query}`, {
     method: 'POST',
-    body: JSON.stringify(envelope(runId, 'exec', { command: 'echo started; sleep 30' })),
+    body: JSON.stringify({
+      ...envelope(runId, 'exec', { command: WAITING }),
+      callId,
+    }),
     signal: controller.signal,
   });
   const reader = res.body!.getReader();
-  const firstChunk = await reader.read();
-  t.match(new TextDecoder().decode(firstChunk.value), '"type":"output"', 'the command is running');
+  const first = await reader.read();
+  return { controller, first: new TextDecoder().decode(first.value) };
+}
+
+t.test(
+  'a client that disconnects leaves its command to run; the callId gets the outcome',
+  async (t) => {
+    const runId = await newRun(h.alice);
+    const callId = 'detach-1';
+    const { controller, first } = await startWaitingExec(runId, callId);
+    t.match(first, '"type":"output"', 'the command is running');
+    controller.abort();
+    // The host has let go of the call (its caller is gone) before the command may end.
+    await eventually('the node let go of the call', () => h.answered.has(callId));
+    t.match(h.answered.get(callId), { ok: false, errorCode: 'unavailable' });
+    t.equal((await commandOfCall(runId, callId, false)).status, 'running', 'still running');
+    await writeFile(join(h.root, runId, 'gate'), 'go\n');
+    const { id, status } = await commandOfCall(runId, callId, true);
+    t.equal(status, 'completed', 'the disconnect did not cancel it');
+    t.equal((await getCommand(h.db, id))?.cancelRequested, false);
+    // The caller comes back with the same call and key: the recorded outcome, not a new run.
+    const again = await h.json<Json>(h.alice, 'POST', '/v1/dispatch', {
+      ...envelope(runId, 'exec', { command: WAITING }),
+      callId,
+    });
+    t.equal(again.body.ok, true);
+    t.equal(again.body.payload.commandId, id);
+    t.equal(again.body.payload.stdout, 'started\nfinished\n');
+    const count = await h.db.query('select 1 from workspace_command where run_id = $1', [runId]);
+    t.equal(count.length, 1, 'nothing ran twice');
+    // The same key with anything else is another call: refused, and nothing runs.
+    const other = await h.json<Json>(h.alice, 'POST', '/v1/dispatch', {
+      ...envelope(runId, 'exec', { command: 'echo other' }),
+      callId,
+    });
+    t.match(other.body, {
+      ok: false,
+      errorCode: 'call_id_conflict',
+      payload: { callId, recordedAction: 'exec', commandId: id },
+    });
+    const after = await h.db.query('select 1 from workspace_command where run_id = $1', [runId]);
+    t.equal(after.length, 1, 'the conflicting call did not run');
+  },
+);
+
+t.test('cancelOnDisconnect=true: a client that disconnects cancels its command', async (t) => {
+  const runId = await newRun(h.alice);
+  const { controller } = await startWaitingExec(runId, 'cancel-1', '?cancelOnDisconnect=true');
   controller.abort();
-  let status = '';
-  let commandId = '';
-  // Wait for its end, whatever it is: left alone it would complete after its 30 s sleep.
-  await eventually(
-    'the command ended',
-    async () => {
-      const rows = await h.db.query<{ id: string; status: string }>(
-        'select id, status from workspace_command where run_id = $1',
-        [runId],
-      );
-      commandId = rows[0]?.id ?? '';
-      status = rows[0]?.status ?? '';
-      return status !== 'running' && status !== 'queued';
-    },
-    60_000,
-    100,
-  );
+  const { id, status } = await commandOfCall(runId, 'cancel-1', true);
   t.equal(status, 'cancelled', 'the disconnect cancelled the command');
-  const row = await getCommand(h.db, commandId);
-  t.equal(row?.cancelRequested, true);
   const cmd = await h.json<{ command: { cancelled: boolean } }>(
     h.alice,
     'GET',
-    `/v1/commands/${commandId}`,
+    `/v1/commands/${id}`,
   );
   t.equal(cmd.body.command.cancelled, true);
+  const bad = await h.call(h.alice, '/v1/dispatch?cancelOnDisconnect=yes', {
+    method: 'POST',
+    body: JSON.stringify(envelope(runId, 'fs_list', {})),
+  });
+  t.equal(bad.status, 400);
+  t.match(await bad.json(), { errorCode: 'invalid_arguments' });
+});
+
+t.test('the cancel routes: by command id and by callId; only the owner', async (t) => {
+  const runId = await newRun(h.alice);
+  await startWaitingExec(runId, 'cancel-by-call');
+  const viaCall = await h.json<Json>(
+    h.alice,
+    'POST',
+    `/v1/runs/${runId}/calls/cancel-by-call/cancel`,
+    {},
+  );
+  t.equal(viaCall.status, 200);
+  t.equal(viaCall.body.effect, 'cancelling');
+  t.equal((await commandOfCall(runId, 'cancel-by-call', true)).status, 'cancelled');
+  const ended = await h.json<Json>(
+    h.alice,
+    'POST',
+    `/v1/commands/${viaCall.body.command.id}/cancel`,
+    {},
+  );
+  t.equal(ended.status, 200);
+  t.equal(ended.body.effect, 'ended', 'a second cancel changes nothing');
+
+  const started = await startWaitingExec(runId, 'cancel-by-id');
+  t.match(started.first, '"type":"output"');
+  const { id } = await commandOfCall(runId, 'cancel-by-id', false);
+  const bob = await h.json<Json>(h.bob, 'POST', `/v1/commands/${id}/cancel`, {});
+  t.equal(bob.status, 404, "another user's command reads as absent");
+  const bobCall = await h.json<Json>(
+    h.bob,
+    'POST',
+    `/v1/runs/${runId}/calls/cancel-by-id/cancel`,
+    {},
+  );
+  t.equal(bobCall.status, 404);
+  const viaId = await h.json<Json>(h.alice, 'POST', `/v1/commands/${id}/cancel`, {});
+  t.equal(viaId.body.effect, 'cancelling');
+  t.equal((await commandOfCall(runId, 'cancel-by-id', true)).status, 'cancelled');
+  const none = await h.json<Json>(
+    h.alice,
+    'POST',
+    `/v1/runs/${runId}/calls/no-such-call/cancel`,
+    {},
+  );
+  t.equal(none.status, 404);
+  t.match(none.body, { errorCode: 'not_found' });
 });
 
 t.test('promote, list, download byte for byte; only promoted files are served', async (t) => {

@@ -5,6 +5,7 @@ import pino from 'pino';
 import type { Test } from 'tap';
 import { AgentDispatcher } from '../../src/agent/index.js';
 import { localFleet, startApiServer } from '../../src/api/index.js';
+import type { DispatchResult } from '../../src/contract/index.js';
 import { FsObjectStore } from '../../src/objects/index.js';
 import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
@@ -23,6 +24,11 @@ export interface ApiHarness {
   db: Db;
   objects: FsObjectStore;
   host: WorkbenchHost;
+  /**
+   * The answers the workbench host gave, by `callId`, as it gave them: a call the API
+   * has let go of (its caller went away) shows here once the host is done with it.
+   */
+  answered: Map<string, DispatchResult>;
   base: string;
   root: string;
   /** Bearer tokens of two users. */
@@ -71,10 +77,17 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
   );
   host.start();
   t.teardown(() => host.stop());
+  const answered = new Map<string, DispatchResult>();
   const dispatcher = new AgentDispatcher({
     remote: false,
     localFallback: false,
-    local: host,
+    local: {
+      async handleDispatch(envelope, authority, options) {
+        const result = await host.handleDispatch(envelope, authority, options);
+        if (envelope.callId !== undefined) answered.set(envelope.callId, result);
+        return result;
+      },
+    },
     router: null,
     readAffinity: async () => null,
     peersRaw: '',
@@ -97,6 +110,7 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
       }),
       workbenchRoot: root,
       metrics: host.queue.metrics.registry,
+      cancelCommand: (commandId) => host.queue.cancel(commandId),
       log,
     },
     { host: '127.0.0.1', port: 0 },
@@ -133,7 +147,21 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
     if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
     return res.body;
   };
-  return { url: api.url, db, objects, host, base, root, alice, bob, call, json, newRun, dispatch };
+  return {
+    url: api.url,
+    db,
+    objects,
+    host,
+    answered,
+    base,
+    root,
+    alice,
+    bob,
+    call,
+    json,
+    newRun,
+    dispatch,
+  };
 }
 
 /** A dispatch envelope for `runId`. */

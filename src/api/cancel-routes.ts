@@ -1,0 +1,75 @@
+/**
+ * Explicit cancels. A command belongs to the durable queue, not to the connection that
+ * asked for it: a caller that goes away (or the agent node that forwarded the call)
+ * does not cancel it. These routes do, by command id or by the `callId` of the call
+ * that queued it (for a caller that never saw the command's id):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` |
+ * | `POST /v1/runs/:runId/calls/:callId/cancel` | `{command, effect}` |
+ *
+ * `effect`: `cancelled` (it was queued: it ends now and never runs), `cancelling` (it
+ * runs: its worker kills it and records `cancelled`), or `ended` (it had ended; nothing
+ * changed). Another user's command reads as absent.
+ *
+ * @module
+ */
+
+import {
+  type Command,
+  getCommand,
+  getCommandByCallId,
+  getRunForOwner,
+  requestCommandCancel,
+} from '../store/index.js';
+import type { RouteContext } from './api-deps.js';
+import { ApiError, sendJson } from './http-io.js';
+import { commandView } from './views.js';
+
+/** What a cancel did, as the answer names it. */
+export type CancelAnswerEffect = 'cancelled' | 'cancelling' | 'ended';
+
+/** Cancels `command` (the caller's) and answers it as it stands after. */
+async function cancelAndAnswer(ctx: RouteContext, command: Command): Promise<void> {
+  let effect: CancelAnswerEffect = 'ended';
+  if (command.status === 'queued' || command.status === 'running') {
+    const after =
+      (ctx.deps.cancelCommand
+        ? await ctx.deps.cancelCommand(command.id)
+        : await requestCommandCancel(ctx.deps.db, command.id)) ?? command;
+    if (after.status === 'running') effect = 'cancelling';
+    else if (after.status === 'cancelled' && command.status === 'queued') effect = 'cancelled';
+    command = after;
+  }
+  ctx.log.info({ commandId: command.id, effect }, 'command cancel requested');
+  sendJson(ctx.res, 200, { command: commandView(command), effect });
+}
+
+/** `POST /v1/commands/:commandId/cancel`. */
+export async function cancelCommandRoute(ctx: RouteContext): Promise<void> {
+  const id = ctx.params[0]!;
+  const command = await getCommand(ctx.deps.db, id);
+  if (command === null || command.ownerUserId !== ctx.caller.userId) {
+    throw new ApiError(404, 'not_found', `not_found: command "${id}" does not exist`);
+  }
+  await cancelAndAnswer(ctx, command);
+}
+
+/** `POST /v1/runs/:runId/calls/:callId/cancel`. */
+export async function cancelCallRoute(ctx: RouteContext): Promise<void> {
+  const [runId, callId] = [ctx.params[0]!, ctx.params[1]!];
+  const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
+  if (run === null) {
+    throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+  }
+  const command = await getCommandByCallId(ctx.deps.db, runId, callId);
+  if (command === null) {
+    throw new ApiError(
+      404,
+      'not_found',
+      `not_found: no command was queued in run "${runId}" with callId "${callId}"; only exec and build calls queue one`,
+    );
+  }
+  await cancelAndAnswer(ctx, command);
+}
