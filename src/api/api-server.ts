@@ -189,7 +189,7 @@ export function matchRoute(
  * (DELETE).
  */
 async function serveMcp(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  await authenticate(deps.db, req);
+  const caller = await authenticate(deps.db, req);
   if (req.method !== 'POST') {
     res.setHeader('allow', 'POST');
     throw new ApiError(
@@ -199,7 +199,10 @@ async function serveMcp(deps: ApiDeps, req: IncomingMessage, res: ServerResponse
     );
   }
   const body = await readJson(req, DISPATCH_BODY_LIMIT_BYTES);
-  await serveMcpHttp(req, res, body, bearerToken(req.headers.authorization)!);
+  await serveMcpHttp(req, res, body, {
+    token: bearerToken(req.headers.authorization)!,
+    userId: caller.userId,
+  });
 }
 
 async function serveMetrics(deps: ApiDeps, res: ServerResponse): Promise<void> {

@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { WorkbenchClient } from '../client/index.js';
+import { McpCancels } from './cancels.js';
 import { createMcpServer, type McpCallIdentity } from './server.js';
 
 /** How dispatches made through `/mcp` are recorded. */
@@ -26,15 +27,24 @@ export function selfBaseUrl(req: IncomingMessage): string {
   return `http://${host}:${req.socket.localPort}`;
 }
 
-/** Serves one authenticated `POST /mcp` whose JSON body was already read. */
+/** The calls in flight over `/mcp` on this node, for the cancels of every POST. */
+const HTTP_CANCELS = new McpCancels();
+
+/**
+ * Serves one authenticated `POST /mcp` of user `userId` whose JSON body was already
+ * read.
+ */
 export async function serveMcpHttp(
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
-  token: string,
+  caller: { token: string; userId: string },
 ): Promise<void> {
-  const client = new WorkbenchClient({ baseUrl: selfBaseUrl(req), token });
-  const server = createMcpServer(client, MCP_HTTP_IDENTITY);
+  const client = new WorkbenchClient({ baseUrl: selfBaseUrl(req), token: caller.token });
+  const server = createMcpServer(client, MCP_HTTP_IDENTITY, {
+    cancels: HTTP_CANCELS,
+    cancelScope: caller.userId,
+  });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.once('close', () => {
     void transport.close();

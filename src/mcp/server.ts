@@ -43,6 +43,7 @@ import {
   type WorkbenchClient,
 } from '../client/index.js';
 import { isActionName, isToolActionName } from '../contract/index.js';
+import { McpCancels } from './cancels.js';
 import { mcpTools } from './tools.js';
 
 /** What the MCP server needs of the API: a {@link WorkbenchClient} or the same shape. */
@@ -174,11 +175,26 @@ function asText(contentType: string, bytes: Buffer): string | null {
   }
 }
 
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /**
+   * Where cancels find their calls; default one registry for this server (a session).
+   * The stateless HTTP transport shares one across its servers (see `cancels.ts`).
+   */
+  readonly cancels?: McpCancels;
+  /** The part of a call's cancel key before its request id: the user, over HTTP. */
+  readonly cancelScope?: string;
+}
+
 /**
  * Builds an MCP server over `backend`. Connect it to a transport (`server.connect`);
  * one server serves one MCP session.
  */
-export function createMcpServer(backend: McpBackend, identity: McpCallIdentity): Server {
+export function createMcpServer(
+  backend: McpBackend,
+  identity: McpCallIdentity,
+  options: McpServerOptions = {},
+): Server {
   const server = new Server(MCP_SERVER_INFO, {
     capabilities: { tools: {}, resources: {} },
     instructions: INSTRUCTIONS,
@@ -188,11 +204,14 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
 
   // A tool call's signal aborts both when the client cancels it and when the connection
   // closes; only the first may cancel a command (a command outlives its caller). So the
-  // client's cancel is taken here, and ends the command through the API.
-  const cancels = new Map<string | number, () => void>();
+  // signal only ends the call's request to the API (which then stops waiting and leaves
+  // the command to run), and the client's cancel is taken here and ends the command
+  // through the API's cancel route.
+  const cancels = options.cancels ?? new McpCancels();
+  const cancelKey = (id: string | number) => `${options.cancelScope ?? ''}\u0000${String(id)}`;
   server.setNotificationHandler(CancelledNotificationSchema, (notification) => {
     const id = notification.params.requestId;
-    if (id !== undefined) cancels.get(id)?.();
+    if (id !== undefined) cancels.cancel(cancelKey(id));
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -247,8 +266,8 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
       // without its own key gets a fresh one.
       const key = callId ?? `mcp-${randomUUID()}`;
       const settled = new AbortController();
-      cancels.set(extra.requestId, () => {
-        cancels.delete(extra.requestId);
+      const forget = cancels.add(cancelKey(extra.requestId), () => {
+        forget();
         void cancelWhenQueued(backend, runId, key, settled.signal);
       });
       const dispatched = backend.dispatchStream(
@@ -262,6 +281,7 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
           ...(environment === undefined ? {} : { environment }),
         },
         {
+          signal: extra.signal,
           ...(progressToken === undefined
             ? {}
             : {
@@ -286,7 +306,7 @@ export function createMcpServer(backend: McpBackend, identity: McpCallIdentity):
         result = await dispatched;
       } finally {
         settled.abort();
-        cancels.delete(extra.requestId);
+        forget();
       }
       return toolResultOf(result, key);
     } catch (err) {

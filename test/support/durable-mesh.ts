@@ -61,7 +61,8 @@ export class DurableMesh {
     private readonly t: Test,
     readonly db: Db,
     readonly databaseUrl: string,
-    readonly agent: AgentHarness,
+    /** The agent process; {@link restartAgent} replaces it. */
+    public agent: AgentHarness,
     private readonly env: MeshTestEnv,
     private readonly options: DurableMeshOptions,
     private readonly extraEnv: Record<string, string>,
@@ -110,16 +111,7 @@ export class DurableMesh {
       addresses.set(nodeId, { host, port: wb.port });
       replicas.push(wb);
     }
-    const agent = await AgentHarness.start(
-      t,
-      {
-        MEMQL_DATABASE_URL: database.url,
-        MEMQL_MESH_TOKEN: env.token,
-        MEMQL_WORKBENCH_REMOTE: '1',
-        MEMQL_WORKER_PEERS: 'workbench=workbench:50060',
-      },
-      { workbench: [...addresses.values()] },
-    );
+    const agent = await DurableMesh.startAgent(t, database.url, env, addresses);
     const mesh = new DurableMesh(t, db, database.url, agent, env, options, extraEnv, addresses);
     for (const wb of replicas) {
       mesh.replicas.set(wb.nodeId, wb);
@@ -127,6 +119,36 @@ export class DurableMesh {
     }
     await mesh.untilHealthy(nodes);
     return mesh;
+  }
+
+  private static startAgent(
+    t: Test,
+    databaseUrl: string,
+    env: MeshTestEnv,
+    addresses: Map<string, { host: string; port: number }>,
+  ): Promise<AgentHarness> {
+    return AgentHarness.start(
+      t,
+      {
+        MEMQL_DATABASE_URL: databaseUrl,
+        MEMQL_MESH_TOKEN: env.token,
+        MEMQL_WORKBENCH_REMOTE: '1',
+        MEMQL_WORKER_PEERS: 'workbench=workbench:50060',
+      },
+      { workbench: [...addresses.values()] },
+    );
+  }
+
+  /**
+   * Starts a new agent process in place of the current one (after the test killed it),
+   * and waits until it sees every live replica healthy.
+   */
+  async restartAgent(): Promise<AgentHarness> {
+    if (this.agent.proc.alive) await this.agent.proc.stop('SIGKILL');
+    this.agent = await DurableMesh.startAgent(this.t, this.databaseUrl, this.env, this.addresses);
+    const live = [...this.replicas.values()].filter((wb) => wb.proc.alive).map((wb) => wb.nodeId);
+    await this.untilHealthy(live);
+    return this.agent;
   }
 
   private static dbEnv(
