@@ -93,10 +93,23 @@ export class FileCallKeys {
     const digest = callDigest(envelope);
     const slot = `${envelope.runId}\u0000${callId}`;
     const running = this.inFlight.get(slot);
-    if (running) {
-      // The same call again while the first is under way here: its answer is this one's.
-      if (running.digest === digest) return running.answer;
+    // The same call again while the first is under way here: its answer is this one's.
+    if (running && running.digest === digest) return running.answer;
+    const answer = this.claimAndAnswer(envelope, callId, digest, work);
+    this.inFlight.set(slot, { digest, answer });
+    try {
+      return await answer;
+    } finally {
+      if (this.inFlight.get(slot)?.answer === answer) this.inFlight.delete(slot);
     }
+  }
+
+  private async claimAndAnswer(
+    envelope: Envelope,
+    callId: string,
+    digest: string,
+    work: () => Promise<DispatchResult>,
+  ): Promise<DispatchResult> {
     const record = await claimCallKey(this.deps.db, {
       runId: envelope.runId,
       callId,
@@ -110,13 +123,7 @@ export class FileCallKeys {
       }
       if (record.outcome !== null) return record.outcome as DispatchResult;
     }
-    const answer = this.answer(envelope, callId, work);
-    this.inFlight.set(slot, { digest, answer });
-    try {
-      return await answer;
-    } finally {
-      if (this.inFlight.get(slot)?.answer === answer) this.inFlight.delete(slot);
-    }
+    return this.answer(envelope, callId, work);
   }
 
   private async answer(

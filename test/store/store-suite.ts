@@ -1,15 +1,20 @@
 import type { Test } from 'tap';
 import {
+  CallIdConflict,
+  claimCallKey,
   claimNextCommand,
   commitManifestChange,
   countLiveCommands,
   createRun,
   type Db,
+  deleteRunCommands,
   enqueueCommand,
   finishCommand,
   finishRun,
   getArtifactForOwner,
+  getCallRecord,
   getCommand,
+  getCommandByCallId,
   getLiveWorkspace,
   getManifest,
   getManifestHead,
@@ -28,6 +33,7 @@ import {
   markRunWorkspacesDeleted,
   migrate,
   provisionWorkspace,
+  recordCallOutcome,
   recoverStaleCommands,
   registerWorker,
   releaseLiveWorkspace,
@@ -276,6 +282,53 @@ export function storeSuite(t: Test, db: Db): void {
     t.equal(m3.version, 2, 'a failed commit leaves the version');
     t.equal(m3.files.length, 4499, 'and every row as it was');
     t.notOk(m3.files.some((f) => f.path === 'ok.txt'));
+  });
+
+  t.test('call keys: one key a call, whatever the action; gone with the run', async (t) => {
+    const run = await newRun(db);
+    const key = { runId: run.id, callId: 'k-1', action: 'fs_write', digest: 'a'.repeat(64) };
+    t.equal(await claimCallKey(db, { ...key, nodeId: 'n1' }), null, 'the first claim records it');
+    const seen = await claimCallKey(db, { ...key, nodeId: 'n2' });
+    t.match(seen, { action: 'fs_write', digest: key.digest, nodeId: 'n1', outcome: null });
+    await recordCallOutcome(db, run.id, 'k-1', { ok: true, payload: { size: 1 } });
+    t.same((await getCallRecord(db, run.id, 'k-1'))?.outcome, { ok: true, payload: { size: 1 } });
+    const base = { runId: run.id, ownerUserId: 'user-a', timeoutMs: 1000 };
+    const exec = { action: 'exec', digest: 'b'.repeat(64), nodeId: 'n1' };
+    await t.rejects(
+      enqueueCommand(db, { ...base, id: uid('cmd'), callId: 'k-1', call: exec, request: {} }),
+      CallIdConflict,
+      "a command with a file action's key",
+    );
+    const queued = await enqueueCommand(db, {
+      ...base,
+      id: uid('cmd'),
+      callId: 'k-2',
+      call: exec,
+      request: { command: 'x' },
+    });
+    t.equal(queued.created, true);
+    t.match(await getCallRecord(db, run.id, 'k-2'), { commandId: queued.command.id });
+    const again = await enqueueCommand(db, {
+      ...base,
+      id: uid('cmd'),
+      callId: 'k-2',
+      call: exec,
+      request: { command: 'x' },
+    });
+    t.equal(again.command.id, queued.command.id, 'the same digest is the same command');
+    await t.rejects(
+      enqueueCommand(db, {
+        ...base,
+        id: uid('cmd'),
+        callId: 'k-2',
+        call: { ...exec, digest: 'c'.repeat(64) },
+        request: { command: 'y' },
+      }),
+      CallIdConflict,
+    );
+    t.equal((await getCommandByCallId(db, run.id, 'k-2'))?.id, queued.command.id);
+    await deleteRunCommands(db, run.id);
+    t.equal(await getCallRecord(db, run.id, 'k-1'), null, "a run's keys go with its commands");
   });
 
   t.test('commands: enqueue, callId replay, claim, lease, finish', async (t) => {
