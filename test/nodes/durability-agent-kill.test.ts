@@ -10,10 +10,10 @@ import { eventually } from '../support/mesh.js';
  * killed with SIGKILL while the command runs on a replica; the replica sees the stream
  * go and leaves the command running; it completes, and a new agent process gets its
  * recorded outcome by repeating the call with its callId. Nothing runs twice. Rounds:
- * `MEMQL_TEST_AGENT_KILLS` (default 2).
+ * `MEMQL_TEST_AGENT_KILLS` (default 1).
  */
 
-const ROUNDS = Number(process.env.MEMQL_TEST_AGENT_KILLS ?? 2);
+const ROUNDS = Number(process.env.MEMQL_TEST_AGENT_KILLS ?? 1);
 
 /** Runs until `go` is written into the workspace's existing `gate` file. */
 const command = (i: number) =>
