@@ -12,7 +12,7 @@ import {
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
+import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
 import { type Command, type Db, type Run, StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -207,6 +207,7 @@ export class WorkbenchHost {
       workbenchRoot: deps.workbenchRoot,
       ...(deps.fileOwner ? { fileOwner: deps.fileOwner } : {}),
       livenessMs,
+      goneEvidence: livenessRule(livenessMs).evidence,
       handoffWaitMs: deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
       sync,
       warm: this.warm,
@@ -229,6 +230,7 @@ export class WorkbenchHost {
       pollIntervalMs: deps.queue.pollIntervalMs,
       livenessMs,
       ...(deps.queue.metrics ? { metrics: deps.queue.metrics } : {}),
+      executorMarksBegin: true,
       execute: (command, ctx) =>
         executeCommand(
           {
