@@ -365,22 +365,20 @@ export class CommandQueue {
    */
   async recoverStale(): Promise<Command[]> {
     const round = await recoverStaleRound(
-      { db: this.db, leaseOwner: this.leaseOwner, rule: this.rule, leaseMs: this.options.leaseMs },
+      {
+        db: this.db,
+        leaseOwner: this.leaseOwner,
+        rule: this.rule,
+        leaseMs: this.options.leaseMs,
+        telemetry: this.telemetry,
+        waiters: this.waiters,
+        track: (p) => this.track(p),
+      },
       new Date(this.clock.now()),
     );
-    for (const row of round.lost) {
-      this.track(this.telemetry.moved('workspace_command.recovered_stale', row));
-      this.waiters.settle(row);
-    }
-    for (const row of round.requeued) {
-      if (row.status === 'queued') {
-        this.telemetry.note('workspace_command.requeued', row);
-        this.backlog = true;
-        this.wakeUps.wake();
-      } else {
-        this.track(this.telemetry.moved('workspace_command.cancelled', row));
-        this.waiters.settle(row);
-      }
+    if (round.requeued.some((row) => row.status === 'queued')) {
+      this.backlog = true;
+      this.wakeUps.wake();
     }
     return [...round.lost, ...round.requeued];
   }

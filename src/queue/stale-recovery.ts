@@ -15,6 +15,8 @@ import {
   readStaleCandidates,
   requeueCommands,
 } from '../store/index.js';
+import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
+import type { CommandWaiters } from './command-waiters.js';
 import { decideRecovery, type LivenessRule, type RecoveryVerdict } from './recovery-rule.js';
 
 /** What a round needs. */
@@ -24,6 +26,11 @@ export interface StaleRecoveryDeps {
   leaseOwner: string;
   rule: LivenessRule;
   leaseMs: number;
+  telemetry: CommandTelemetry;
+  /** Callers waiting on this node for a command's end. */
+  waiters: CommandWaiters;
+  /** Hands a telemetry promise to the queue, which waits for it on stop. */
+  track(p: Promise<unknown>): void;
 }
 
 /** What one round did. */
@@ -36,7 +43,10 @@ export interface RecoveryRound {
   kept: { id: string; why: Extract<RecoveryVerdict, { act: 'keep' }>['why'] }[];
 }
 
-/** Runs one round as of `now` (the node's clock, for lease expiry). */
+/**
+ * Runs one round as of `now` (the node's clock, for lease expiry): each move is
+ * logged, and callers waiting here for a command that ended are told.
+ */
 export async function recoverStaleRound(
   deps: StaleRecoveryDeps,
   now: Date,
@@ -55,9 +65,23 @@ export async function recoverStaleRound(
     else if (verdict.act === 'requeue') requeue.push(held);
     else kept.push({ id: c.id, why: verdict.why });
   }
-  return {
+  const round = {
     lost: await endLostCommands(deps.db, lost),
     requeued: await requeueCommands(deps.db, requeue),
     kept,
   };
+  for (const row of round.lost) {
+    deps.track(deps.telemetry.moved('workspace_command.recovered_stale', row));
+    deps.waiters.settle(row);
+  }
+  for (const row of round.requeued) {
+    if (row.status === 'queued') {
+      deps.telemetry.note('workspace_command.requeued', row);
+    } else {
+      // A cancel was asked for while it was claimed: it ended cancelled instead.
+      deps.track(deps.telemetry.moved('workspace_command.cancelled', row));
+      deps.waiters.settle(row);
+    }
+  }
+  return round;
 }
