@@ -15,6 +15,11 @@
  * - ran, but its file changes could not be kept: `failed` with the sync's code and
  *   category `files_not_saved`, with its real exit and output.
  *
+ * A command that never began (its executor refused or failed before starting it, for a
+ * reason that may pass: `unavailable`, such as a workspace that moved to another live
+ * node or a database that did not answer, or a node stopping) is not recorded at all
+ * but queued again ({@link shouldRequeue}): it never ran, so it is not lost.
+ *
  * Expected outputs the executor promoted go with a `completed` outcome only (their
  * artifact rows are then recorded by the same statement); with any other, nothing is
  * promoted, and the answer says so from the request.
@@ -121,6 +126,29 @@ export function decideOutcome(
   }
   const code = failureCode(end.kind === 'error' ? end.error : null);
   return { status: 'failed', errorCode: code, errorCategory: errorCategory(code) };
+}
+
+/**
+ * How many claims a command that keeps being refused before it begins may take; the
+ * last refusal is then recorded as its outcome, so a command never circles forever.
+ */
+export const MAX_CLAIMS = 10;
+
+/**
+ * Whether an execution that ended before its command began goes back to the queue
+ * instead of being recorded: it was rejected for a reason that may pass (code
+ * `unavailable`) or cut by the node stopping, it was not cancelled, and it has not
+ * used up {@link MAX_CLAIMS}. Pure.
+ */
+export function shouldRequeue(
+  end: ExecutionEnd,
+  abortReason: AbortReason | null,
+  began: boolean,
+  attempts: number,
+): boolean {
+  if (began || end.kind !== 'error' || attempts >= MAX_CLAIMS) return false;
+  if (abortReason === 'shutdown') return true;
+  return abortReason === null && failureCode(end.error) === 'unavailable';
 }
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_COMMAND_STATUSES);

@@ -17,9 +17,12 @@
  * node holds (see `claimCommands`): one workspace, one writer at a time.
  *
  * Each queue is a worker with a row in `workbench_worker` (`worker-presence.ts`),
- * heartbeated every fifth of `livenessMs`. Stale recovery ends running commands whose
- * lease expired or whose worker is gone, but only once the database has answered this
- * node steadily for a liveness window, so an outage is not mistaken for deaths.
+ * heartbeated every fifth of `livenessMs`. Stale recovery ends running commands of
+ * other workers that are gone, and queues again those that never began; an old
+ * heartbeat counts as a death only once the database's shared continuity says it has
+ * been beaten without a gap for long enough (`recovery-rule.ts`), so an outage is not
+ * mistaken for deaths and a young node recovers as soon as an old one would. A worker
+ * never recovers its own commands: it records their outcomes itself.
  *
  * @module
  */
@@ -27,7 +30,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkbenchError } from '../contract/errors.js';
-import { cancelCommand, claimCommands, recoverStaleCommands } from '../store/command-lease.js';
+import { cancelCommand, claimCommands } from '../store/command-lease.js';
 import {
   type Command,
   countLiveCommands,
@@ -52,7 +55,9 @@ import {
   type WaitOptions,
 } from './queue-options.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
+import { type LivenessRule, livenessRule, recoveryPeriodMs } from './recovery-rule.js';
 import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
+import { recoverStaleRound } from './stale-recovery.js';
 import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
@@ -97,6 +102,7 @@ export class CommandQueue {
   private readonly halt = new AbortController();
   private readonly presence: WorkerPresence;
   private readonly livenessMs: number;
+  private readonly rule: LivenessRule;
   private readonly machine: StateMachine<QueueState>;
   private loops: Promise<unknown> = Promise.resolve();
   private presenceLoop: Promise<unknown> = Promise.resolve();
@@ -132,11 +138,12 @@ export class CommandQueue {
       skip: (id) => this.active.has(id),
     });
     this.livenessMs = options.livenessMs ?? DEFAULT_LIVENESS_MS;
+    this.rule = livenessRule(this.livenessMs);
     this.presence = new WorkerPresence({
       db: options.db,
       leaseOwner: this.leaseOwner,
       nodeId: options.nodeId,
-      livenessMs: this.livenessMs,
+      rule: this.rule,
       onError: (err) => this.telemetry.error('worker_heartbeat', summarizeError(err)),
     });
   }
@@ -352,20 +359,28 @@ export class CommandQueue {
   }
 
   /**
-   * Runs one round of stale recovery now: commands whose lease expired, or whose
-   * worker is gone. Returns the commands it ended.
+   * Runs one round of stale recovery now: other workers' running commands whose
+   * worker is gone or whose lease lapsed, as `recovery-rule.ts` decides. Returns the
+   * commands it moved: those it ended as lost, then those it queued again.
    */
   async recoverStale(): Promise<Command[]> {
-    const rows = await recoverStaleCommands(this.db, new Date(this.clock.now()), {
-      livenessMs: this.livenessMs,
-    });
-    for (const row of rows) {
-      // If this node still runs it, its lease lapsed under it: stop it, record nothing.
-      this.active.get(row.id)?.abort('lease_lost');
-      this.track(this.telemetry.moved('workspace_command.recovered_stale', row));
-      this.waiters.settle(row);
+    const round = await recoverStaleRound(
+      {
+        db: this.db,
+        leaseOwner: this.leaseOwner,
+        rule: this.rule,
+        leaseMs: this.options.leaseMs,
+        telemetry: this.telemetry,
+        waiters: this.waiters,
+        track: (p) => this.track(p),
+      },
+      new Date(this.clock.now()),
+    );
+    if (round.requeued.some((row) => row.status === 'queued')) {
+      this.backlog = true;
+      this.wakeUps.wake();
     }
-    return rows;
+    return [...round.lost, ...round.requeued];
   }
 
   private async shutDown(graceMs: number, beforeRetire?: () => Promise<void>): Promise<void> {
@@ -413,7 +428,11 @@ export class CommandQueue {
   }
 
   private get claimAffinity() {
-    return { nodeId: this.options.nodeId, livenessMs: this.livenessMs };
+    return {
+      nodeId: this.options.nodeId,
+      livenessMs: this.livenessMs,
+      evidence: this.rule.evidence,
+    };
   }
 
   /**
@@ -437,14 +456,12 @@ export class CommandQueue {
           this.claimAffinity,
         );
       } catch (err) {
-        this.presence.failed();
         this.telemetry.error('claim', summarizeError(err));
         this.backlog = true;
         return;
       } finally {
         this.reserved -= free;
       }
-      this.presence.reached();
       this.backlog = claimed.length === free;
       // Claimed rows run even if a stop began meanwhile: the lease is ours now.
       for (const command of claimed) {
@@ -464,12 +481,11 @@ export class CommandQueue {
       timeoutGraceMs: this.options.timeoutGraceMs ?? 30_000,
       outputLimitBytes: this.options.outputLimitBytes ?? 4 * 1024 * 1024,
       execute: this.options.execute,
+      executorMarksBegin: this.options.executorMarksBegin === true,
       telemetry: this.telemetry,
       waiters: this.waiters,
       track: (p) => this.track(p),
       halted: this.halt.signal,
-      reached: () => this.presence.reached(),
-      failed: () => this.presence.failed(),
       // With commands waiting, the finish claims the next for this slot.
       claimNext: () => {
         asked = this.lifecycle === 'running' && this.backlog;
@@ -495,19 +511,14 @@ export class CommandQueue {
 
   private async recoveryLoop(): Promise<void> {
     const period =
-      this.options.recoveryIntervalMs ??
-      Math.max(50, Math.floor(Math.min(this.options.leaseMs, this.livenessMs) / 2));
+      this.options.recoveryIntervalMs ?? recoveryPeriodMs(this.options.leaseMs, this.livenessMs);
     const signal = this.stopLoops.signal;
     while (this.lifecycle === 'running' || this.lifecycle === 'draining') {
-      // Old heartbeats prove nothing until this node itself has been steadily connected.
-      if (this.presence.steadyForRecovery()) {
-        try {
-          await this.recoverStale();
-          this.presence.reached();
-        } catch (err) {
-          this.presence.failed();
-          this.telemetry.error('recover_stale', summarizeError(err));
-        }
+      // Old heartbeats prove nothing on their own: the rule asks the shared continuity.
+      try {
+        await this.recoverStale();
+      } catch (err) {
+        this.telemetry.error('recover_stale', summarizeError(err));
       }
       await delay(period, undefined, { signal, ref: false }).catch(() => undefined);
     }

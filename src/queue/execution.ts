@@ -23,6 +23,16 @@ export interface ExecuteContext {
    * from the abort's cause what, if anything, to record.
    */
   signal: AbortSignal;
+  /**
+   * Marks the command begun, durably: call it right before starting anything the
+   * command does (the sandbox), after what may still refuse it (holding and
+   * reconciling the workspace). A command that never began is queued again when its
+   * executor is refused or its worker is lost, instead of being recorded as lost.
+   * Rejects when the command must not start: its lease is gone, or the database did
+   * not answer (`unavailable`; it is then queued again). An executor of a queue built
+   * without `executorMarksBegin` finds it marked already.
+   */
+  begin(): Promise<void>;
   /** Live output, fanned out to callers waiting on this command on this node. */
   onOutput(stream: OutputStream, chunk: Uint8Array): void;
   /**

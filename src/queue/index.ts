@@ -8,6 +8,7 @@ export * from './command-waiters.js';
 export * from './error-summary.js';
 export type * from './execution.js';
 export * from './queue-state.js';
+export * from './recovery-rule.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
 export { WakeUps } from './wake-ups.js';
 export { within } from './within.js';

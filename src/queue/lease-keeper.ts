@@ -12,8 +12,9 @@ export interface LeaseKeeperOptions {
   /**
    * The lease is gone: another worker recovered the command. Stop it, record nothing.
    * A heartbeat that fails (the database is unreachable) is not a loss: the keeper
-   * keeps trying, because during an outage no node can recover the command either
-   * (see `worker-presence.ts`), and its outcome must still be recorded after.
+   * keeps trying, because no other node recovers the command for an outage (see
+   * `recovery-rule.ts`) and this node never recovers its own: its outcome is recorded
+   * after.
    */
   onLost(): void;
   /** The cancel flag is set (a cancel arrived through another node). */

@@ -33,6 +33,12 @@ export interface CommandQueueOptions {
   pollIntervalMs: number;
   /** Runs one claimed command (the host's sandbox call). */
   execute: ExecuteCommand;
+  /**
+   * True when `execute` calls `ctx.begin()` itself, right before it starts the
+   * command, so a command refused before that is queued again. Default false: the
+   * queue marks each command begun before handing it to `execute`.
+   */
+  executorMarksBegin?: boolean;
   /** The node's logger. */
   log: Logger;
   /** Prometheus series. Default: a fresh set on its own registry (see `metrics`). */
@@ -48,7 +54,11 @@ export interface CommandQueueOptions {
    * over and its running commands are recovered as lost.
    */
   livenessMs?: number;
-  /** Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. */
+  /**
+   * Period of stale recovery, ms. Default half of `min(leaseMs, livenessMs)`. A lost
+   * worker's commands reach a terminal row within `livenessMs` plus this period of its
+   * last heartbeat (see `recovery-rule.ts`).
+   */
   recoveryIntervalMs?: number;
   /**
    * How long past a command's `timeoutMs` the worker waits for its executor before

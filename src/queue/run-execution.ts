@@ -1,9 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { WorkbenchError } from '../contract/errors.js';
 import {
   type ClaimWithFinish,
   type CommandOutcome,
   finishAndClaim,
 } from '../store/command-lease.js';
+import { markCommandBegan, requeueCommands } from '../store/command-recovery.js';
 import { type Command, getCommand } from '../store/commands.js';
 import type { Db } from '../store/db.js';
 import { commandEventType } from '../telemetry/audit.js';
@@ -13,6 +15,7 @@ import {
   decideOutcome,
   type ExecutionEnd,
   isTerminal,
+  shouldRequeue,
 } from './command-outcome.js';
 import type { CommandWaiters } from './command-waiters.js';
 import { requestStrings, summarizeError } from './error-summary.js';
@@ -54,6 +57,8 @@ export interface ExecutionDeps {
   timeoutGraceMs: number;
   outputLimitBytes: number;
   execute: ExecuteCommand;
+  /** The executor calls `ctx.begin()` itself (else it is called before `execute`). */
+  executorMarksBegin: boolean;
   telemetry: CommandTelemetry;
   waiters: CommandWaiters;
   /** Hands a telemetry promise to the queue, which waits for it on stop. */
@@ -63,9 +68,6 @@ export interface ExecutionDeps {
    * unreachable past the grace): the command is then left to recovery.
    */
   halted: AbortSignal;
-  /** Database calls of the execution that succeeded or failed (see `worker-presence.ts`). */
-  reached(): void;
-  failed(): void;
   /**
    * Asked as the outcome is recorded: what the worker claims in the same statement for
    * the slot this command frees (undefined: nothing).
@@ -135,10 +137,33 @@ async function settle(run: Promise<ExecutionResult>, signal: AbortSignal): Promi
 }
 
 /**
+ * Runs a statement that moves the command on, retrying with backoff for as long as it
+ * fails (a database outage) unless the queue halts; null when it halted first.
+ */
+async function retrying<T>(
+  command: Command,
+  deps: ExecutionDeps,
+  step: string,
+  statement: () => Promise<T>,
+  onFailure: (err: unknown) => void = () => undefined,
+): Promise<T | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (err) {
+      deps.telemetry.error(step, { ...summarizeError(err), commandId: command.id });
+      onFailure(err);
+      if (deps.halted.aborted) return null;
+      const pause = Math.min(RECORD_BACKOFF_MAX_MS, 100 * 2 ** Math.min(attempt, 10));
+      await delay(pause, undefined, { signal: deps.halted }).catch(() => undefined);
+    }
+  }
+}
+
+/**
  * Records the outcome with a compare-and-set on status and lease owner, the audit
- * event in the same statement, retrying with backoff for as long as it fails
- * (a database outage) unless the queue halts. Null when the row was no longer this
- * worker's to finish, or when the queue halted first.
+ * event in the same statement, retrying through outages (see {@link retrying}). Null
+ * when the row was no longer this worker's to finish, or when the queue halted first.
  */
 async function record(
   command: Command,
@@ -146,26 +171,47 @@ async function record(
   deps: ExecutionDeps,
   notice: ReturnType<typeof pendingNotice>,
 ): Promise<{ row: Command | null; recorded: boolean; claimed: Command[] }> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const { row, claimed } = await finishAndClaim(
-        deps.db,
-        command.id,
-        deps.leaseOwner,
-        outcome,
-        deps.claimNext?.(),
-      );
-      deps.reached();
-      return { row, recorded: row !== null, claimed };
-    } catch (err) {
-      deps.failed();
-      deps.telemetry.error('finish', { ...summarizeError(err), commandId: command.id });
-      notice.failed(outcome.exitCode ?? null, err);
-      if (deps.halted.aborted) return { row: null, recorded: false, claimed: [] };
-      const pause = Math.min(RECORD_BACKOFF_MAX_MS, 100 * 2 ** Math.min(attempt, 10));
-      await delay(pause, undefined, { signal: deps.halted }).catch(() => undefined);
-    }
+  const done = await retrying(
+    command,
+    deps,
+    'finish',
+    () => finishAndClaim(deps.db, command.id, deps.leaseOwner, outcome, deps.claimNext?.()),
+    (err) => notice.failed(outcome.exitCode ?? null, err),
+  );
+  if (done === null) return { row: null, recorded: false, claimed: [] };
+  return { row: done.row, recorded: done.row !== null, claimed: done.claimed };
+}
+
+/**
+ * Puts a command that never began back in the queue (or ends it `cancelled`, when a
+ * cancel was asked for meanwhile), retrying through outages, and tells whoever waits.
+ */
+async function putBack(command: Command, deps: ExecutionDeps): Promise<void> {
+  const rows = await retrying(command, deps, 'requeue', () =>
+    requeueCommands(deps.db, [{ id: command.id, leaseOwner: deps.leaseOwner }]),
+  );
+  const row = rows?.[0];
+  if (row?.status === 'queued') {
+    deps.telemetry.note('workspace_command.requeued', row);
+    return;
   }
+  if (row) {
+    deps.track(deps.telemetry.moved(commandEventType(row.status), row));
+    deps.waiters.settle(row);
+    return;
+  }
+  const current = await getCommand(deps.db, command.id).catch(() => null);
+  deps.telemetry.note('workspace_command.finish_rejected', current ?? command);
+  if (current && isTerminal(current)) deps.waiters.settle(current);
+}
+
+/** The refusal of a command that could not be marked begun because the database did not answer. */
+function notStarted(command: Command, err: unknown): WorkbenchError {
+  return new WorkbenchError(
+    'unavailable',
+    `unavailable: the database did not answer before command ${command.id} could start; it was not started and is queued again`,
+    { reason: 'not_started', cause: summarizeError(err).errorMessage },
+  );
 }
 
 /**
@@ -178,6 +224,7 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
   const controller = new AbortController();
   let reason: AbortReason | null = null;
   let ran = false;
+  let began = false;
   let ranExit: number | null = null;
   const abort = (why: AbortReason) => {
     if (reason !== null) return;
@@ -188,6 +235,21 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
   };
   const secrets = requestStrings(command.request);
   const notice = pendingNotice(deps, command);
+  const begin = async () => {
+    if (began) return;
+    controller.signal.throwIfAborted();
+    let held: boolean;
+    try {
+      held = await markCommandBegan(deps.db, command.id, deps.leaseOwner);
+    } catch (err) {
+      throw notStarted(command, err);
+    }
+    if (!held) {
+      abort('lease_lost');
+      throw new CommandAbortError('lease_lost');
+    }
+    began = true;
+  };
   const body = async () => {
     const lease = keepLease({
       db: deps.db,
@@ -197,9 +259,7 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
       intervalMs: deps.heartbeatMs,
       onLost: () => abort('lease_lost'),
       onCancelRequested: () => abort('cancel'),
-      onReached: () => deps.reached(),
       onError: (err) => {
-        deps.failed();
         deps.telemetry.error('heartbeat', { ...summarizeError(err), commandId: command.id });
       },
     });
@@ -211,8 +271,10 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
       );
       let end: ExecutionEnd;
       try {
-        const run = Promise.resolve().then(() =>
-          deps.execute(command, {
+        const run = Promise.resolve().then(async () => {
+          if (!deps.executorMarksBegin) await begin();
+          return deps.execute(command, {
+            begin,
             signal: controller.signal,
             onOutput: (stream, chunk) => deps.waiters.emitOutput(command.id, stream, chunk),
             ran: (exitCode) => {
@@ -221,11 +283,16 @@ export function runExecution(command: Command, deps: ExecutionDeps): Execution {
             },
             stopping: () => reason === 'shutdown' || reason === 'lease_lost',
             recordingDelayed: (err) => notice.failed(ranExit, err),
-          }),
-        );
+          });
+        });
         end = await settle(run, controller.signal);
       } finally {
         clearTimeout(backstop);
+      }
+      if (reason !== 'lease_lost' && shouldRequeue(end, reason, began, command.attempts)) {
+        // It never began: nothing of it ran, so it goes back to the queue, not to "lost".
+        await putBack(command, deps);
+        return;
       }
       if (end.kind === 'error' && reason === null) {
         deps.telemetry.error('execute', {

@@ -4,12 +4,10 @@
  * shuts down. Other nodes read it to decide whether this node still holds its
  * workspaces (claims, takeovers) and whether its commands are lost (recovery).
  *
- * It also tracks how long this node has reached the database without a failure.
- * After an outage every worker's heartbeat is old at once; a node must not read that
- * as "everyone died", so stale recovery waits until the database has answered this
- * node continuously for two liveness windows. A live worker renews five times per
- * window once its driver has reconnected (within 2 s, see `postgres-driver.ts`), so by
- * then every live worker has renewed. A node that just started waits the same.
+ * Each heartbeat also beats the database's continuity row (`store/db-continuity.ts`),
+ * the evidence every node shares that the database has been answering beats without a
+ * gap: after an outage every worker's heartbeat is old at once, and the continuity
+ * tells that apart from deaths (`recovery-rule.ts`), for a node that just started too.
  *
  * @module
  */
@@ -22,21 +20,21 @@ import {
   setWorkerStatus,
   type WorkerStatus,
 } from '../store/workers.js';
+import type { LivenessRule } from './recovery-rule.js';
 
 /** Options of {@link WorkerPresence}. */
 export interface WorkerPresenceOptions {
   db: Db;
   leaseOwner: string;
   nodeId: string;
-  /** How long a heartbeat counts the worker live, ms; it beats five times per window. */
-  livenessMs: number;
+  /** The liveness window and what follows from it: the heartbeat period, the gap a beat allows. */
+  rule: LivenessRule;
   /** Called when a heartbeat fails (the database is unreachable, say). */
   onError(err: unknown): void;
 }
 
 /** Registers, heartbeats and retires one worker row. */
 export class WorkerPresence {
-  private reachableSince: number | null = null;
   private registered = false;
   private status: Exclude<WorkerStatus, 'stopped'> = 'serving';
 
@@ -44,28 +42,7 @@ export class WorkerPresence {
 
   /** Milliseconds between heartbeats. */
   get intervalMs(): number {
-    return Math.max(50, Math.floor(this.options.livenessMs / 5));
-  }
-
-  /** Notes a database call of this node that succeeded. */
-  reached(): void {
-    this.reachableSince ??= performance.now();
-  }
-
-  /** Notes a database call of this node that failed. */
-  failed(): void {
-    this.reachableSince = null;
-  }
-
-  /**
-   * True once the database has answered this node without a failure for two liveness
-   * windows: only then is an old heartbeat evidence of a dead worker.
-   */
-  steadyForRecovery(): boolean {
-    return (
-      this.reachableSince !== null &&
-      performance.now() - this.reachableSince >= 2 * this.options.livenessMs
-    );
+    return this.options.rule.heartbeatMs;
   }
 
   /**
@@ -79,12 +56,11 @@ export class WorkerPresence {
         await registerWorker(this.options.db, {
           leaseOwner: this.options.leaseOwner,
           nodeId: this.options.nodeId,
+          gapMs: this.options.rule.gapMs,
         });
         this.registered = true;
-        this.reached();
         return true;
       } catch (err) {
-        this.failed();
         this.options.onError(err);
         await delay(this.intervalMs, undefined, { signal, ref: false }).catch(() => undefined);
       }
@@ -98,16 +74,11 @@ export class WorkerPresence {
       await delay(this.intervalMs, undefined, { signal, ref: false }).catch(() => undefined);
       if (signal.aborted || !this.registered) continue;
       try {
-        if (!(await heartbeatWorker(this.options.db, this.options.leaseOwner))) {
-          await registerWorker(this.options.db, {
-            leaseOwner: this.options.leaseOwner,
-            nodeId: this.options.nodeId,
-            status: this.status,
-          });
+        const { db, leaseOwner, nodeId, rule } = this.options;
+        if (!(await heartbeatWorker(db, leaseOwner, rule.gapMs))) {
+          await registerWorker(db, { leaseOwner, nodeId, status: this.status, gapMs: rule.gapMs });
         }
-        this.reached();
       } catch (err) {
-        this.failed();
         this.options.onError(err);
       }
     }
@@ -122,9 +93,7 @@ export class WorkerPresence {
     if (!this.registered) return;
     try {
       await setWorkerStatus(this.options.db, this.options.leaseOwner, status);
-      this.reached();
     } catch (err) {
-      this.failed();
       this.options.onError(err);
     }
   }

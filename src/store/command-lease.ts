@@ -21,7 +21,8 @@ import {
 } from './command-row.js';
 import { getCommand } from './commands.js';
 import type { Queryable } from './db.js';
-import { liveWorkerCondition } from './workers.js';
+import type { GoneEvidence } from './db-continuity.js';
+import { evidenceParams, mayBeLiveWorkerCondition } from './workers.js';
 
 /**
  * Which commands a node may claim: those of runs whose workspace it holds, whose
@@ -34,6 +35,12 @@ export interface ClaimAffinity {
   nodeId: string;
   /** How long a worker's heartbeat counts it live, ms. */
   livenessMs: number;
+  /**
+   * When an old heartbeat proves a holder gone: only once the database has been steady
+   * (`db-continuity.ts`), so an outage everyone lived through moves no workspace.
+   * Without it, an old heartbeat is taken at its word.
+   */
+  evidence?: GoneEvidence;
 }
 
 /**
@@ -51,10 +58,17 @@ export async function claimCommands(
   affinity?: ClaimAffinity,
 ): Promise<Command[]> {
   const rows = await q.query(
-    `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5 })},
+    `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5, steady: 6, gap: 7 })},
      events as (${commandEventsInsert('claimed')})
      select ${COLUMNS} from claimed order by queued_at, id`,
-    [leaseOwner, leaseMs, affinity?.nodeId ?? null, affinity?.livenessMs ?? 0, limit],
+    [
+      leaseOwner,
+      leaseMs,
+      affinity?.nodeId ?? null,
+      affinity?.livenessMs ?? 0,
+      limit,
+      ...evidenceParams(affinity?.evidence),
+    ],
   );
   return rows.map(toCommand);
 }
@@ -70,6 +84,8 @@ function claimCtes(p: {
   node: number;
   liveness: number;
   limit: number;
+  steady: number;
+  gap: number;
 }): string {
   return `picked as materialized (
        select q.id from workspace_command q
@@ -77,7 +93,7 @@ function claimCtes(p: {
        where q.status = 'queued'
          and ($${p.node}::text is null or w.node_id is null or w.node_id = $${p.node}
               or not exists (select 1 from workbench_worker k
-                             where k.node_id = w.node_id and ${liveWorkerCondition('k', p.liveness)}))
+                             where k.node_id = w.node_id and ${mayBeLiveWorkerCondition('k', p)}))
        order by q.queued_at, q.id limit $${p.limit} for update of q skip locked
      ), claimed as (
        update workspace_command c set status = 'running', lease_owner = $${p.owner},
@@ -250,6 +266,8 @@ export async function finishAndClaim(
         node: param(next.affinity?.nodeId ?? null),
         liveness: param(next.affinity?.livenessMs ?? 0),
         limit: param(next.limit),
+        steady: param(evidenceParams(next.affinity?.evidence)[0]),
+        gap: param(evidenceParams(next.affinity?.evidence)[1]),
       })},
      moved as (select * from finished union all select * from claimed),
      events as (${commandEventsInsert('moved')})
@@ -315,43 +333,4 @@ export async function cancelCommand(
   );
   if (running[0]) return { command: toCommand(running[0]), effect: 'flagged' };
   return { command: await getCommand(q, id), effect: 'none' };
-}
-
-/**
- * Ends running commands whose worker can no longer finish them as `failed`, code
- * `command_lost`, category `recovered_stale`: those whose lease expired before `now`
- * and, with `livenessMs`, those whose lease owner has no live worker row (its process
- * died or stopped), with a `workspace_command.recovered_stale` event each, in one
- * statement. Each update re-checks status and the lease it saw, so a worker that
- * finishes concurrently wins or loses cleanly; a recovered command is never queued
- * again, so it never runs twice.
- */
-export async function recoverStaleCommands(
-  q: Queryable,
-  now: Date,
-  opts: { limit?: number; livenessMs?: number } = {},
-): Promise<Command[]> {
-  const deadWorker =
-    opts.livenessMs === undefined
-      ? 'false'
-      : `not exists (select 1 from workbench_worker k
-                     where k.lease_owner = workspace_command.lease_owner
-                       and ${liveWorkerCondition('k', 3)})`;
-  const rows = await q.query(
-    `with recovered as (
-       update workspace_command c set status = 'failed', error_code = 'command_lost',
-         error_category = 'recovered_stale', finished_at = now(), lease_owner = null,
-         lease_expires_at = null
-       from (select id, lease_owner from workspace_command
-             where status = 'running' and (lease_expires_at < $1 or ${deadWorker})
-             order by lease_expires_at limit $2 for update skip locked) s
-       where c.id = s.id and c.status = 'running' and c.lease_owner = s.lease_owner
-       returning ${columnsOf('c')}
-     ), events as (${commandEventsInsert('recovered', 'recovered_stale')})
-     select ${COLUMNS} from recovered`,
-    opts.livenessMs === undefined
-      ? [now, opts.limit ?? 100]
-      : [now, opts.limit ?? 100, opts.livenessMs],
-  );
-  return rows.map(toCommand);
 }

@@ -56,7 +56,7 @@ function queryable(sql: Sql): Queryable {
 /**
  * The longest pause between two attempts to reconnect, seconds. postgres.js backs off
  * up to 20 s by default; after an outage every node must be back within a couple of
- * seconds, because stale recovery (`src/queue/worker-presence.ts`) gives live workers
+ * seconds, because stale recovery (`src/queue/recovery-rule.ts`) gives live workers
  * only a short while to renew their heartbeats before it counts them gone.
  */
 export const RECONNECT_BACKOFF_MAX_SECONDS = 2;

@@ -1,5 +1,12 @@
 import type { Queryable } from './db.js';
+import { continuityBeatSql, type GoneEvidence, steadyDatabaseSql } from './db-continuity.js';
 import { date, dateOrNull } from './rows.js';
+
+/**
+ * The gap between beats a heartbeat allows when its caller names none, ms: two
+ * heartbeat intervals at the default liveness window (10 s, beaten every 2 s).
+ */
+export const DEFAULT_BEAT_GAP_MS = 4_000;
 
 /**
  * A worker's lifecycle: `serving` (claims commands, holds workspaces), `draining`
@@ -34,6 +41,27 @@ export function liveWorkerCondition(alias: string, param: number): string {
   return `(${alias}.status <> 'stopped' and ${alias}.heartbeat_at > now() - ($${param} * interval '1 millisecond'))`;
 }
 
+/**
+ * The SQL condition "worker `alias` may be live": it has not stopped, and either its
+ * heartbeat is within the liveness window (parameter `$liveness`, ms) or the database
+ * has not been steady long enough for an old heartbeat to prove anything (parameters
+ * `$steady` and `$gap`, see {@link steadyDatabaseSql}; a null `$steady` takes an old
+ * heartbeat as proof, as {@link liveWorkerCondition} does). A worker is gone, for
+ * claims and takeovers, when none of its node's workers may be live.
+ */
+export function mayBeLiveWorkerCondition(
+  alias: string,
+  p: { liveness: number; steady: number; gap: number },
+): string {
+  return `(${alias}.status <> 'stopped' and (${alias}.heartbeat_at > now() - ($${p.liveness} * interval '1 millisecond')
+    or not ${steadyDatabaseSql(p.steady, p.gap)}))`;
+}
+
+/** The `$steady` and `$gap` parameters of {@link mayBeLiveWorkerCondition}. */
+export function evidenceParams(evidence: GoneEvidence | undefined): [number | null, number] {
+  return evidence ? [evidence.steadyMs, evidence.gapMs] : [null, 0];
+}
+
 function toWorker(r: Record<string, unknown>): Worker {
   return {
     leaseOwner: String(r.lease_owner),
@@ -46,32 +74,48 @@ function toWorker(r: Record<string, unknown>): Worker {
 }
 
 /**
- * Records a worker, heartbeat now, as `serving` unless another status is given.
- * Registering again revives the row.
+ * Records a worker, heartbeat now, as `serving` unless another status is given, and
+ * beats the database's continuity (`db-continuity.ts`) in the same statement, allowing
+ * `gapMs` since the last beat (default {@link DEFAULT_BEAT_GAP_MS}). Registering again
+ * revives the row.
  */
 export async function registerWorker(
   q: Queryable,
-  w: { leaseOwner: string; nodeId: string; status?: Exclude<WorkerStatus, 'stopped'> },
+  w: {
+    leaseOwner: string;
+    nodeId: string;
+    status?: Exclude<WorkerStatus, 'stopped'>;
+    gapMs?: number;
+  },
 ): Promise<void> {
-  await q.execute(
-    `insert into workbench_worker (lease_owner, node_id, status) values ($1, $2, $3)
+  await q.query(
+    `with continuity as (${continuityBeatSql(4)})
+     insert into workbench_worker (lease_owner, node_id, status) values ($1, $2, $3)
      on conflict (lease_owner) do update set status = excluded.status, heartbeat_at = now(),
        stopped_at = null`,
-    [w.leaseOwner, w.nodeId, w.status ?? 'serving'],
+    [w.leaseOwner, w.nodeId, w.status ?? 'serving', w.gapMs ?? DEFAULT_BEAT_GAP_MS],
   );
 }
 
 /**
- * Renews a worker's heartbeat. A worker marked `stopped` stays stopped; returns false
- * then (or when the row is gone), so the worker knows it is no longer counted live.
+ * Renews a worker's heartbeat and beats the database's continuity, in one statement
+ * (`gapMs` as for {@link registerWorker}). A worker marked `stopped` stays stopped;
+ * returns false then (or when the row is gone), so the worker knows it is no longer
+ * counted live.
  */
-export async function heartbeatWorker(q: Queryable, leaseOwner: string): Promise<boolean> {
-  const n = await q.execute(
-    `update workbench_worker set heartbeat_at = now()
-     where lease_owner = $1 and status <> 'stopped'`,
-    [leaseOwner],
+export async function heartbeatWorker(
+  q: Queryable,
+  leaseOwner: string,
+  gapMs = DEFAULT_BEAT_GAP_MS,
+): Promise<boolean> {
+  const rows = await q.query<{ n: number }>(
+    `with continuity as (${continuityBeatSql(2)}),
+     beat as (update workbench_worker set heartbeat_at = now()
+              where lease_owner = $1 and status <> 'stopped' returning 1)
+     select count(*)::int as n from beat`,
+    [leaseOwner, gapMs],
   );
-  return n > 0;
+  return Number(rows[0]?.n ?? 0) > 0;
 }
 
 /** Moves a worker to `status` (and renews its heartbeat unless it stops). */
@@ -99,16 +143,22 @@ export async function getWorker(q: Queryable, leaseOwner: string): Promise<Worke
   return rows[0] ? toWorker(rows[0]) : null;
 }
 
-/** Whether `nodeId` has a live worker, and whether it serves or drains. */
+/**
+ * Whether `nodeId` has a worker that may be live, and whether it serves or drains.
+ * With `evidence`, an old heartbeat counts as gone only when the database has been
+ * steady (see {@link mayBeLiveWorkerCondition}); without, at its word.
+ */
 export async function nodeLiveness(
   q: Queryable,
   nodeId: string,
   livenessMs: number,
+  evidence?: GoneEvidence,
 ): Promise<NodeLiveness> {
   const rows = await q.query<{ serving: boolean; draining: boolean }>(
     `select bool_or(k.status = 'serving') as serving, bool_or(k.status = 'draining') as draining
-     from workbench_worker k where k.node_id = $1 and ${liveWorkerCondition('k', 2)}`,
-    [nodeId, livenessMs],
+     from workbench_worker k
+     where k.node_id = $1 and ${mayBeLiveWorkerCondition('k', { liveness: 2, steady: 3, gap: 4 })}`,
+    [nodeId, livenessMs, ...evidenceParams(evidence)],
   );
   const r = rows[0];
   if (r?.serving === true) return 'serving';

@@ -34,6 +34,8 @@ import type { CommandMetrics, LiveCommandCounts } from './metrics.js';
  *   recorded nothing (whoever took the lease records the end).
  * - `finish_rejected`: a worker's outcome lost the compare-and-set (recovered or
  *   cancelled meanwhile); the stored end stands.
+ * - `requeued`: a command that never began went back to the queue (its executor was
+ *   refused before starting it, or its worker was lost first); it runs later.
  * - `abandoned`: a stopping node killed a command past its grace period and left it
  *   to stale recovery.
  * - `error`: a queue step failed (database unreachable, executor bug); it is retried
@@ -45,6 +47,7 @@ export type CommandLogEvent =
   | 'workspace_command.cancelling'
   | 'workspace_command.lease_lost'
   | 'workspace_command.finish_rejected'
+  | 'workspace_command.requeued'
   | 'workspace_command.abandoned'
   | 'workspace_command.error'
   | 'workspace_command.temp_cleanup';

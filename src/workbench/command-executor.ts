@@ -3,8 +3,10 @@
  * workspace as the holder, then its file changes kept.
  *
  * The two halves fail differently. Before the sandbox starts (taking the workspace
- * on, reconciling the copy), a failure means the command could not run, and it is
- * recorded so. Once the sandbox has ended the command has run: its sync is retried
+ * on, reconciling the copy), a failure means the command could not run: one that may
+ * pass (`unavailable`: the workspace moved to another live node, a dependency did not
+ * answer) puts it back in the queue, any other is recorded. The command is marked
+ * begun (`ctx.begin()`) right before its sandbox starts. Once the sandbox has ended the command has run: its sync is retried
  * through outages of the database or the object store for as long as the worker
  * keeps the command, and a sync that cannot succeed (the run ended meanwhile, say)
  * is reported beside the command's real exit and output, never as "could not run".
@@ -134,6 +136,9 @@ export async function executeCommand(
         : null;
       let result: ExecutionResult;
       try {
+        // Everything that may refuse the command is behind it: from here it begins,
+        // and is never queued again.
+        await ctx.begin();
         result = await runInSandbox(deps.exec, held.dir, request, command.timeoutMs, {
           ...ctx,
           signal: AbortSignal.any([ctx.signal, limit.signal]),

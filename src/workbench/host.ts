@@ -13,7 +13,7 @@ import {
   WorkbenchError,
 } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import { CommandQueue, DEFAULT_LIVENESS_MS } from '../queue/index.js';
+import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
 import { CallIdConflict, type Command, type Db, type Run, StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -212,6 +212,7 @@ export class WorkbenchHost {
       workbenchRoot: deps.workbenchRoot,
       ...(deps.fileOwner ? { fileOwner: deps.fileOwner } : {}),
       livenessMs,
+      goneEvidence: livenessRule(livenessMs).evidence,
       handoffWaitMs: deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
       sync,
       warm: this.warm,
@@ -234,6 +235,7 @@ export class WorkbenchHost {
       pollIntervalMs: deps.queue.pollIntervalMs,
       livenessMs,
       ...(deps.queue.metrics ? { metrics: deps.queue.metrics } : {}),
+      executorMarksBegin: true,
       execute: (command, ctx) =>
         executeCommand(
           {

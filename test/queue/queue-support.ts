@@ -128,7 +128,7 @@ export function makeQueue(
     concurrency: 2,
     leaseMs: 5000,
     pollIntervalMs: 100,
-    // Short, so recovery (which waits two windows of steady connectivity) acts soon.
+    // Short, so a gone worker counts as gone soon.
     livenessMs: 1000,
     log: createLogger({
       nodeId: options.nodeId ?? 'node-a',

@@ -7,15 +7,19 @@
  *
  *   npm run soak -- --calls=1000 --drains=20 --kills=20 --store=fs|s3
  *
+ * Two more soaks start from here: `npm run soak -- --mode=recovery ...` (replica
+ * kills and how long their commands take to end, `recovery.ts`) and
+ * `npm run soak -- --mode=pauses ...` (Postgres pauses under commands, `pauses.ts`).
+ *
  * Prints a JSON summary; exits 1 when anything acknowledged was lost or a command
  * was left neither completed nor ended.
  *
  * @module
  */
 
-import type { Test } from 'tap';
 import { DurableMesh } from '../support/durable-mesh.js';
 import type { HarnessOutcome } from '../support/mesh-harness.js';
+import { teardowns } from './soak-support.js';
 
 interface Args {
   calls: number;
@@ -37,18 +41,6 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-/** A stand-in for tap's Test: the mesh only registers teardowns on it. */
-function teardowns(): { t: Test; run: () => Promise<void> } {
-  const fns: (() => unknown)[] = [];
-  const t = { teardown: (fn: () => unknown) => fns.push(fn) } as unknown as Test;
-  return {
-    t,
-    run: async () => {
-      for (const fn of fns.reverse()) await Promise.resolve(fn()).catch(() => undefined);
-    },
-  };
-}
-
 const RUN = 'run-soak';
 /** The action of call `i`, by `i % 10` (a read falls back to a list until a write is acknowledged). */
 const ACTIONS = [
@@ -64,8 +56,8 @@ const ACTIONS = [
   'list',
 ];
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const args = parseArgs(argv);
   const cleanup = teardowns();
   const began = Date.now();
   const mesh = await DurableMesh.start(cleanup.t, {
@@ -235,7 +227,17 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+/** `--mode=recovery|pauses` runs another soak with the rest of the arguments. */
+async function start(argv: readonly string[]): Promise<void> {
+  const mode = argv.find((a) => a.startsWith('--mode='))?.slice('--mode='.length);
+  const rest = argv.filter((a) => !a.startsWith('--mode='));
+  if (mode === 'recovery') return (await import('./recovery.js')).soakRecovery(rest);
+  if (mode === 'pauses') return (await import('./pauses.js')).soakPauses(rest);
+  if (mode !== undefined && mode !== 'calls') throw new Error(`unknown mode ${mode}`);
+  return main(rest);
+}
+
+start(process.argv.slice(2)).catch((err: unknown) => {
   process.stderr.write(`soak failed: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 });

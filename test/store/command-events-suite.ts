@@ -11,10 +11,9 @@ import {
   enqueueCommand,
   finishCommand,
   listAuditEvents,
-  recoverStaleCommands,
 } from '../../src/store/index.js';
 import { eventually } from '../queue/queue-support.js';
-import { uid } from './store-suite.js';
+import { recoverAllStale, uid } from './store-suite.js';
 
 /**
  * Every move of a command writes its audit event in its own statement, with the
@@ -87,7 +86,7 @@ export function commandEventsSuite(t: Test, db: Db): void {
     await claimCommands(db, 'gone-worker', 1, 1);
     // A lease of 1 ms, recovered as of a second later: only this command is that stale.
     const recovered = await eventually(async () => {
-      const rows = await recoverStaleCommands(db, new Date(Date.now() + 1000));
+      const rows = await recoverAllStale(db, new Date(Date.now() + 1000));
       return rows.find((r) => r.id === lost.id);
     });
     t.same((await events(lost.id)).at(-1), {

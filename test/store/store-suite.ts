@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import {
   CallIdConflict,
+  type Command,
   claimCallKey,
   claimNextCommand,
   commitManifestChange,
@@ -8,6 +9,7 @@ import {
   createRun,
   type Db,
   deleteRunCommands,
+  endLostCommands,
   enqueueCommand,
   finishCommand,
   finishRun,
@@ -33,8 +35,9 @@ import {
   markRunWorkspacesDeleted,
   migrate,
   provisionWorkspace,
+  type Queryable,
+  readStaleCandidates,
   recordCallOutcome,
-  recoverStaleCommands,
   registerWorker,
   releaseLiveWorkspace,
   releaseWorkspace,
@@ -478,10 +481,10 @@ export function storeSuite(t: Test, db: Db): void {
     // Earlier tests left commands running under owners with no worker row: look at
     // this run's only.
     const mine = <T extends { runId: string }>(rows: T[]) => rows.filter((c) => c.runId === run.id);
-    const none = await recoverStaleCommands(db, new Date(), { livenessMs: 60_000 });
+    const none = await recoverAllStale(db, new Date(), { livenessMs: 60_000 });
     t.same(mine(none), [], 'both workers live, both leases current');
     await setWorkerStatus(db, 'dead-w', 'stopped');
-    const lost = mine(await recoverStaleCommands(db, new Date(), { livenessMs: 60_000 }));
+    const lost = mine(await recoverAllStale(db, new Date(), { livenessMs: 60_000 }));
     t.same(
       lost.map((c) => [c.id, c.status, c.errorCode, c.errorCategory]),
       [[b.id, 'failed', 'command_lost', 'recovered_stale']],
@@ -502,7 +505,7 @@ export function storeSuite(t: Test, db: Db): void {
     const claimed = await claimNextCommand(db, 'worker-dead', 1);
     t.equal(claimed?.id, command.id);
     // A cutoff a second ahead is past the 1 ms lease, however long the claim took.
-    const recovered = await recoverStaleCommands(db, new Date(Date.now() + 1000));
+    const recovered = await recoverAllStale(db, new Date(Date.now() + 1000));
     const mine = recovered.find((c) => c.id === command.id);
     t.ok(mine, 'the expired lease is recovered');
     t.equal(mine?.status, 'failed');
@@ -515,7 +518,7 @@ export function storeSuite(t: Test, db: Db): void {
     );
     t.equal((await getCommand(db, command.id))?.status, 'failed');
     t.equal(await claimNextCommand(db, 'worker-2', 1000), null, 'recovery never re-queues');
-    const again = await recoverStaleCommands(db, new Date(Date.now() + 1000));
+    const again = await recoverAllStale(db, new Date(Date.now() + 1000));
     t.notOk(
       again.some((c) => c.id === command.id),
       'recovered once',
@@ -595,4 +598,30 @@ export function storeSuite(t: Test, db: Db): void {
     );
     t.equal(await getArtifactForOwner(db, art.id, 'artist'), null);
   });
+}
+
+/**
+ * Ends as lost every stale candidate: those whose lease expired before `now` and, with
+ * `livenessMs`, those whose worker is stopped, missing or silent (the statements of a
+ * recovery round, without the queue's rule).
+ */
+export async function recoverAllStale(
+  db: Queryable,
+  now: Date,
+  opts: { livenessMs?: number } = {},
+): Promise<Command[]> {
+  const found = await readStaleCandidates(db, now, {
+    livenessMs: opts.livenessMs ?? 1e12,
+  });
+  const stale =
+    opts.livenessMs === undefined
+      ? found.filter((c) => c.leaseOverdueMs > 0)
+      : found.filter(
+          (c) =>
+            c.leaseOverdueMs > 0 ||
+            c.worker === null ||
+            c.worker.status === 'stopped' ||
+            c.worker.heartbeatAgeMs > opts.livenessMs!,
+        );
+  return endLostCommands(db, stale);
 }

@@ -36,6 +36,11 @@ export interface DurableMeshOptions {
   replicaEnv?: (nodeId: string) => Record<string, string>;
   /** Arguments of every replica (`--shutdown-grace-ms=...`). */
   args?: string[];
+  /**
+   * The Postgres server the mesh's database is made on: a cluster the test started
+   * (`pg-cluster.ts`, one it may pause). Default: the shared test server.
+   */
+  serverUrl?: string;
   /** `MEMQL_DATABASE_URL` of the replicas, when they reach Postgres another way (a proxy). */
   replicaDatabaseUrl?: (databaseUrl: string, nodeId: string) => string;
 }
@@ -71,7 +76,7 @@ export class DurableMesh {
   ) {}
 
   static async start(t: Test, options: DurableMeshOptions): Promise<DurableMesh> {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase(options.serverUrl);
     t.teardown(() => database.drop());
     const db = await openDb({ kind: 'postgres', url: database.url });
     t.teardown(() => db.close());

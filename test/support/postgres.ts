@@ -22,21 +22,24 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** Creates a fresh, empty database on the test server. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const admin = postgres(TEST_SERVER_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+/**
+ * Creates a fresh, empty database on the test server, or on the server of `serverUrl`
+ * (a cluster the test started itself, `pg-cluster.ts`).
+ */
+export async function createTestDatabase(serverUrl = TEST_SERVER_URL): Promise<TestDatabase> {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   const name = `memql_test_${randomBytes(6).toString('hex')}`;
   try {
     await admin.unsafe(`create database ${name}`);
   } catch (err) {
     await admin.end({ timeout: 1 });
     throw new Error(
-      `cannot create a test database on ${TEST_SERVER_URL} (${(err as Error).message}); ` +
+      `cannot create a test database on ${serverUrl} (${(err as Error).message}); ` +
         'start PostgreSQL (pg_ctlcluster <version> main start) or set MEMQL_TEST_DATABASE_URL',
     );
   }
   return {
-    url: withDatabase(TEST_SERVER_URL, name),
+    url: withDatabase(serverUrl, name),
     name,
     async drop() {
       try {

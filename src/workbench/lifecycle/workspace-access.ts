@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { NODE_DRAINING, WorkbenchError } from '../../contract/index.js';
 import {
   type Db,
+  type GoneEvidence,
   getLiveWorkspace,
   getRunWorkspace,
   getWorkspaceHead,
@@ -59,6 +60,8 @@ export interface WorkspaceAccessDeps {
   fileOwner?: { uid: number; gid: number };
   /** How long a worker's heartbeat counts it live, ms. */
   livenessMs: number;
+  /** When an old heartbeat proves a holder gone (the queue's recovery rule); default: at its word. */
+  goneEvidence?: GoneEvidence;
   /** How long a call waits for a draining holder's handoff, ms. */
   handoffWaitMs: number;
   sync: WorkspaceSyncDeps;
@@ -153,6 +156,7 @@ export class WorkspaceAccess {
         nodeId: this.deps.nodeId,
         workbenchRoot: this.deps.workbenchRoot,
         livenessMs: this.deps.livenessMs,
+        ...(this.deps.goneEvidence ? { goneEvidence: this.deps.goneEvidence } : {}),
         handoffWaitMs: this.deps.handoffWaitMs,
         log: this.deps.log,
         ...(this.deps.fileOwner ? { dirOwner: this.deps.fileOwner } : {}),

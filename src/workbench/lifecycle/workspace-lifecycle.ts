@@ -5,6 +5,7 @@ import { WORKSPACE_MOVED, WorkbenchError } from '../../contract/index.js';
 import {
   adoptUnownedWorkspace,
   type Db,
+  type GoneEvidence,
   getLiveWorkspace,
   insertAuditEvent,
   type NodeLiveness,
@@ -80,6 +81,12 @@ export interface EnsureWorkspaceDeps {
   dirOwner?: { uid: number; gid: number };
   /** How long a worker's heartbeat counts it live, ms (`MEMQL_NODE_LIVENESS_MS`). */
   livenessMs: number;
+  /**
+   * When an old heartbeat proves the holder gone: only once the database has been
+   * steady (see `store/db-continuity.ts`), so an outage everyone lived through moves no
+   * workspace. Default: an old heartbeat is taken at its word.
+   */
+  goneEvidence?: GoneEvidence;
   /** How long a call waits for a draining holder to hand the workspace off, ms. */
   handoffWaitMs: number;
   /** How often the wait looks again, ms. */
@@ -99,7 +106,7 @@ async function applyDecision(
     const live = await getLiveWorkspace(tx, run.id);
     const holder =
       live?.nodeId && live.nodeId !== deps.nodeId
-        ? await nodeLiveness(tx, live.nodeId, deps.livenessMs)
+        ? await nodeLiveness(tx, live.nodeId, deps.livenessMs, deps.goneEvidence)
         : 'gone';
     const decision = decideProvision(live, deps.nodeId, holder, purpose);
     const mine = { runId: run.id, nodeId: deps.nodeId, ownerUserId: run.ownerUserId };
