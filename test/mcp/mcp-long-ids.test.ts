@@ -25,9 +25,10 @@ t.test('MCP: a long artifact id and a long run id are invalid_arguments', async 
     }),
   );
   t.teardown(() => client.close());
-  const read = await client
-    .readResource({ uri: `memql://artifacts/${LONG}` })
-    .then(() => null, (err: Error) => err);
+  const read = await client.readResource({ uri: `memql://artifacts/${LONG}` }).then(
+    () => null,
+    (err: Error) => err,
+  );
   t.match(read?.message, new RegExp(`invalid_arguments: artifactId: .*${MAX_ID_CHARS}`));
   t.notMatch(read?.message, /431|internal/);
   const ended = (await client.callTool({
@@ -61,7 +62,10 @@ t.test('the client refuses a long id before it sends anything', async (t) => {
     ['agentId', () => client.openFile('run-x', 'a.txt', { agentId: LONG })],
   ];
   for (const [field, attempt] of cases) {
-    const err = await attempt().then(() => null, (e: unknown) => e);
+    const err = await attempt().then(
+      () => null,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof ClientError, field);
     t.match(err, {
       code: 'invalid_arguments',

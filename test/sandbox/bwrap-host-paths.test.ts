@@ -64,3 +64,12 @@ t.test('the processes a command sees show no host path, one-shot and warm', asyn
   }
   t.match(warm, /== \/proc\/2\n\/usr\/bin\/perl -e /, 'warm: process 2 is the session agent');
 });
+
+t.test('without the staging overlay only the mount table names the workspace', async (t) => {
+  const { ws } = await workbench(t);
+  const runner = new BwrapRunner({ stageWorkspace: false, warmIdleMs: 0 });
+  const out = await read(runner, ws);
+  const [processes, mounts] = out.split('== mounts\n');
+  t.notOk(processes?.includes(ws), 'no process shows the workspace path');
+  t.ok(mounts?.includes(ws), 'the plain bind shows it in mountinfo (see workspace-staging.ts)');
+});
