@@ -28,7 +28,6 @@ t.teardown(() => rm(cwd, { recursive: true, force: true }));
 await chmod(cwd, 0o755);
 
 const nodeEnv = {
-  MEMQL_DATA_DIR: join(cwd, 'data'),
   MEMQL_DATABASE_URL: database.url,
   MEMQL_HTTP_LISTEN: '127.0.0.1:0',
   MEMQL_GRPC_LISTEN: '127.0.0.1:0',
@@ -43,8 +42,17 @@ interface LocalNode {
   root: string;
 }
 
-async function startLocal(t: Test): Promise<LocalNode> {
-  const proc = spawnNode(t, 'local', nodeMain('local'), nodeEnv);
+/** A local node on `dataDir` (its own per test, but for a restart). */
+async function startLocal(
+  t: Test,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<LocalNode> {
+  const proc = spawnNode(t, 'local', nodeMain('local'), {
+    ...nodeEnv,
+    MEMQL_DATA_DIR: join(cwd, dataDir),
+    ...env,
+  });
   const banner = await proc.waitFor(
     () => (proc.other.some((l) => l.startsWith('ready.')) ? proc.other.join('\n') : undefined),
     'the ready banner',
@@ -99,30 +107,38 @@ function api(node: LocalNode) {
   return { json, dispatch, part, put, newRun };
 }
 
-t.test('refused and aborted uploads leave nothing; stages count against the quota', async (t) => {
-  const node = await startLocal(t);
-  const { dispatch, part, put, newRun } = api(node);
-  const runId = await newRun();
-  const kept = await dispatch(runId, 'fs_write', { path: 'keep.txt', content: 'kept\n' });
+/** A node, a run of its with a small file, and the bytes outside its workspace. */
+async function withRun(t: Test, dataDir: string) {
+  const node = await startLocal(t, dataDir);
+  const calls = api(node);
+  const runId = await calls.newRun();
+  const kept = await calls.dispatch(runId, 'fs_write', { path: 'keep.txt', content: 'kept\n' });
   t.equal(kept.ok, true, kept.message);
   const outside = () => bytesOutsideWorkspaces(node.root, [runId]);
+  return { node, runId, outside, ...calls };
+}
 
-  // Ten uploads over the quota: each is refused part way, after parts were staged.
+t.test('ten uploads refused over the quota leave no staged byte', async (t) => {
+  const { node, runId, outside, put } = await withRun(t, 'refused');
+  // Each is refused part way (at 24 of 30 MiB), after two parts were staged.
   const tooBig = randomBytes(30 * MiB);
   const refusals: string[] = [];
   for (let i = 0; i < 10; i++) {
     const res = await put(runId, `big-${i}.bin`, tooBig);
     refusals.push(`${res.status} ${res.body.errorCode}`);
   }
-  const leftAfterRefusals = await outside();
+  const left = await outside();
   t.comment(
-    `bytes under the workbench root outside live workspaces after 10 refused uploads: ${leftAfterRefusals}`,
+    `bytes under the workbench root outside live workspaces after 10 refused uploads: ${left}`,
   );
   t.same(refusals, Array(10).fill('413 workspace_quota_exceeded'));
-  t.equal(leftAfterRefusals, 0, 'no staged byte is left after 10 refused uploads');
+  t.equal(left, 0, 'no staged byte is left after 10 refused uploads');
+  t.equal((await node.proc.stop('SIGINT', 60_000)).code, 0);
+});
 
+t.test('an upload whose caller goes away, or gives up, leaves nothing', async (t) => {
+  const { node, runId, outside, dispatch, part } = await withRun(t, 'aborted');
   // A caller that goes away in the middle of its body: two parts were staged.
-  const body = randomBytes(20 * MiB);
   const cut = request(`${node.url}/v1/runs/${runId}/files?path=cut.bin`, {
     method: 'PUT',
     headers: {
@@ -132,7 +148,7 @@ t.test('refused and aborted uploads leave nothing; stages count against the quot
     },
   });
   cut.on('error', () => {});
-  cut.write(body);
+  cut.write(randomBytes(20 * MiB));
   await eventually('two parts staged', async () => (await outside()) >= 16 * MiB, 60_000);
   cut.destroy();
   await eventually('the aborted upload is gone', async () => (await outside()) === 0, 60_000);
@@ -147,8 +163,12 @@ t.test('refused and aborted uploads leave nothing; stages count against the quot
   });
   t.match(aborted, { ok: true, payload: { upload: { staged: 0, aborted: true } } });
   t.equal(await outside(), 0);
+  t.equal((await node.proc.stop('SIGINT', 60_000)).code, 0);
+});
 
-  // 12 MiB staged count: a 10 MiB file no longer fits in the 20 MiB quota.
+t.test('staged bytes count against the workspace quota', async (t) => {
+  const { node, runId, outside, part, put } = await withRun(t, 'counted');
+  // 12 MiB staged: a 10 MiB file no longer fits in the 20 MiB quota.
   const held = randomBytes(12 * MiB);
   t.equal((await part(runId, 'upload-held', 0, held.subarray(0, 8 * MiB))).ok, true);
   t.equal((await part(runId, 'upload-held', 8 * MiB, held.subarray(8 * MiB))).ok, true);
@@ -163,7 +183,7 @@ t.test('refused and aborted uploads leave nothing; stages count against the quot
 });
 
 t.test('a run that ends or is deleted takes its stages and warm sandbox with it', async (t) => {
-  const node = await startLocal(t);
+  const node = await startLocal(t, 'ended');
   const { json, dispatch, part, newRun } = api(node);
   for (const how of ['end', 'delete'] as const) {
     const runId = await newRun();
@@ -186,7 +206,7 @@ t.test('a run that ends or is deleted takes its stages and warm sandbox with it'
 });
 
 t.test('a node killed with an upload staged removes the stage when it starts', async (t) => {
-  const first = await startLocal(t);
+  const first = await startLocal(t, 'restarted');
   const runId = await api(first).newRun();
   const bytes = randomBytes(16 * MiB);
   const { part } = api(first);
@@ -195,7 +215,7 @@ t.test('a node killed with an upload staged removes the stage when it starts', a
   await first.proc.stop('SIGKILL');
   t.equal(await bytesUnder(join(first.root, '.uploads')), 16 * MiB, 'the stage outlived the node');
 
-  const second = await startLocal(t);
+  const second = await startLocal(t, 'restarted');
   await eventually(
     'the stage is removed at start',
     async () => (await bytesUnder(join(second.root, '.uploads'))) === 0,
@@ -205,4 +225,22 @@ t.test('a node killed with an upload staged removes the stage when it starts', a
   const next = await api(second).part(runId, 'upload-restart', 16 * MiB, Buffer.from('x'));
   t.match(next, { ok: false, errorCode: 'invalid_arguments', payload: { staged: 0 } });
   t.equal((await second.proc.stop('SIGINT', 60_000)).code, 0);
+});
+
+t.test('a stage left idle past MEMQL_UPLOAD_IDLE_MS goes with the sweep', async (t) => {
+  const node = await startLocal(t, 'idle', {
+    MEMQL_UPLOAD_IDLE_MS: '1000',
+    MEMQL_CLEANUP_INTERVAL_MS: '200',
+  });
+  const { newRun, part } = api(node);
+  const runId = await newRun();
+  t.equal((await part(runId, 'upload-idle', 0, randomBytes(MiB))).ok, true);
+  await eventually(
+    'the idle stage is removed',
+    async () => (await bytesUnder(join(node.root, '.uploads'))) === 0,
+    60_000,
+  );
+  const next = await part(runId, 'upload-idle', MiB, Buffer.from('x'));
+  t.match(next, { ok: false, errorCode: 'invalid_arguments', payload: { staged: 0 } });
+  t.equal((await node.proc.stop('SIGINT', 60_000)).code, 0);
 });
