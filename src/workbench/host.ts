@@ -324,7 +324,8 @@ export class WorkbenchHost {
   /**
    * Stops: drains first if it has not, ends a toolchain probe still running, lets
    * running commands finish within `graceMs` and ends the rest as `node_stopping`, hands
-   * every workspace it still holds off, stops the sweep.
+   * every workspace it still holds off, stops the sweep, ends the warm sandboxes and
+   * removes every upload stage.
    */
   async stop(graceMs = 10_000): Promise<void> {
     await this.drain();
@@ -337,6 +338,11 @@ export class WorkbenchHost {
     // No command runs any more: the warm sandboxes go too.
     const selection = this.deps.exec.runner;
     if ('runner' in selection) await selection.runner.close?.();
+    // No later process of this node can complete an upload this one staged.
+    await this.leftoverStages;
+    await removeStagesBefore(this.deps.workbenchRoot, Number.POSITIVE_INFINITY).catch(
+      (err: unknown) => this.deps.log.warn({ err }, 'upload stages could not be removed at stop'),
+    );
     this.lifecycle.moveTo('stopped');
   }
 

@@ -205,6 +205,15 @@ t.test('a run that ends or is deleted takes its stages and warm sandbox with it'
   t.equal((await node.proc.stop('SIGINT', 60_000)).code, 0);
 });
 
+t.test('a node that stops removes the stages it holds', async (t) => {
+  const node = await startLocal(t, 'stopped');
+  const runId = await api(node).newRun();
+  t.equal((await api(node).part(runId, 'upload-stop', 0, randomBytes(MiB))).ok, true);
+  t.equal(await bytesUnder(join(node.root, '.uploads')), MiB);
+  t.equal((await node.proc.stop('SIGINT', 60_000)).code, 0);
+  t.equal(await bytesUnder(join(node.root, '.uploads')), 0, 'no staged byte outlives the node');
+});
+
 t.test('a node killed with an upload staged removes the stage when it starts', async (t) => {
   const first = await startLocal(t, 'restarted');
   const runId = await api(first).newRun();

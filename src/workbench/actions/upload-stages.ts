@@ -14,8 +14,8 @@
  * - when it has sat untouched for longer than `MEMQL_UPLOAD_IDLE_MS` (the sweep);
  * - with its run: when the run ends or is deleted, and in the sweep once this node
  *   holds no live workspace of the run;
- * - at node start: a stage written by an earlier process of the node can never be
- *   completed by this one.
+ * - when the node stops, and at node start: a stage written by an earlier process of
+ *   the node (one killed, say) can never be completed by this one.
  *
  * @module
  */
