@@ -182,13 +182,15 @@ export class WorkbenchHost {
       ...(deps.probeDir ? { scratchRoot: deps.probeDir } : {}),
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
     });
+    // A run's staged uploads count against its quota wherever the quota is checked.
+    const staged = (runId: string) => stagedBytes(uploadStageDir(deps.workbenchRoot, runId));
     const sync: WorkspaceSyncDeps = {
       db: deps.db,
       objects: deps.objects,
       log: deps.log,
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
       ...(deps.quota ? { quota: deps.quota } : {}),
-      stagedBytes: (runId) => stagedBytes(uploadStageDir(deps.workbenchRoot, runId)),
+      stagedBytes: staged,
     };
     const selection = deps.exec.runner;
     this.warm = new WarmCache({
@@ -252,7 +254,7 @@ export class WorkbenchHost {
             },
             log: deps.log,
             ...(deps.quota ? { quota: deps.quota } : {}),
-            stagedBytes: sync.stagedBytes!,
+            stagedBytes: staged,
           },
           command,
           ctx,
@@ -263,8 +265,8 @@ export class WorkbenchHost {
 
   /**
    * Starts the command worker, the cleanup sweep and the build toolchain probe, and
-   * removes the upload stages an earlier process of the node left (see
-   * {@link leftoverStagesRemoved}). Idempotent; the first `exec` starts them too. None
+   * removes the upload stages an earlier process of the node left (those last written
+   * before this host was made). Idempotent; the first `exec` starts them too. None
    * keeps the process alive on its own.
    */
   start(): void {
@@ -293,11 +295,6 @@ export class WorkbenchHost {
       },
       this.deps.cleanupIntervalMs,
     );
-  }
-
-  /** Resolves once the upload stages of an earlier process are removed (after {@link start}). */
-  async leftoverStagesRemoved(): Promise<void> {
-    await this.leftoverStages;
   }
 
   /**
