@@ -81,6 +81,7 @@ async function main(): Promise<void> {
       localFallback: config.workbenchRemote && config.workbenchLocalFallback,
       ...(node.workers ? { workers: node.workers } : {}),
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
+      releaseRun: (runId) => node.releaseRun(runId),
       metrics: local?.queue.metrics.registry ?? new Registry(),
       log,
     },

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
       dispatcher: agent.dispatcher,
       fleet: inProcessFleet(config, host, db),
       workbenchRoot: config.workbenchRoot,
+      releaseRun: (runId) => agent.releaseRun(runId),
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
       ...(agent.workers ? { workers: agent.workers } : {}),

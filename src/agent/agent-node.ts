@@ -9,7 +9,7 @@
  */
 
 import type { Config, ListenAddress } from '../config/index.js';
-import type { DispatchTarget } from '../mesh/index.js';
+import type { DispatchTarget, RunReleaseTarget } from '../mesh/index.js';
 import {
   MeshServer,
   PeerRegistry,
@@ -26,6 +26,7 @@ import {
 import type { Logger } from '../telemetry/logger.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';
+import { releaseRunOnReplicas } from './run-release.js';
 import { WorkerReroute } from './worker-reroute.js';
 
 /** The node type agent nodes route workbench calls to. */
@@ -35,8 +36,11 @@ export const WORKBENCH_PEER_TYPE = 'workbench';
 export interface AgentNodeDeps {
   readonly config: Config;
   readonly log: Logger;
-  /** The in-process workbench: required when not remote, or with the fallback. */
-  readonly local: DispatchTarget | null;
+  /**
+   * The in-process workbench: required when not remote, or with the fallback. When it
+   * can let go of runs (`releaseRun`), {@link AgentNode.releaseRun} asks it too.
+   */
+  readonly local: (DispatchTarget & Partial<RunReleaseTarget>) | null;
   /** The run's live workspace node (see `AgentDispatcherOptions.readAffinity`). */
   readonly readAffinity: (runId: string) => Promise<string | null>;
   /** The build's version, for hello. */
@@ -71,6 +75,11 @@ export interface AgentNode {
   readonly grpcAddress: ListenAddress | null;
   /** The worker hosts connected here; null when this node takes none. */
   readonly workers: WorkerHub | null;
+  /**
+   * Lets go of what workbenches keep of a run that was just ended or deleted: the
+   * in-process one's, and every connected replica's (see `run-release.ts`). Never throws.
+   */
+  releaseRun(runId: string): Promise<void>;
   /** Stops the registry and the server. */
   close(): Promise<void>;
 }
@@ -136,12 +145,21 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       ? { reroute: new WorkerReroute({ db: deps.db, links: workers, log }) }
       : {}),
   });
+  const releaseRun = async (runId: string): Promise<void> => {
+    await Promise.all([
+      deps.local?.releaseRun?.(runId).catch((err: unknown) => {
+        log.warn({ err, runId }, 'the in-process workbench could not let go of an ended run');
+      }),
+      registry ? releaseRunOnReplicas(registry, runId, { log }) : undefined,
+    ]);
+  };
   if (deps.serveGrpc === false) {
     return {
       dispatcher,
       registry,
       grpcAddress: null,
       workers: null,
+      releaseRun,
       async close() {
         registry?.close();
       },
@@ -171,6 +189,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     registry,
     grpcAddress,
     workers,
+    releaseRun,
     async close() {
       registry?.close();
       workers?.close();

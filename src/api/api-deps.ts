@@ -35,6 +35,13 @@ export interface ApiDeps {
   localFallback?: boolean;
   /** The node's `MEMQL_WORKBENCH_ROOT` when it holds workspaces itself (local mode). */
   workbenchRoot?: string;
+  /**
+   * Lets go of what workbench nodes keep of a run that was just ended or deleted (its
+   * warm sandbox, warm copy and upload stages): the in-process workbench's
+   * `releaseRun`, and/or the agent's ask of every replica it reaches. The end and
+   * delete routes answer once it resolves. Absent: the nodes' sweeps do it.
+   */
+  releaseRun?: (runId: string) => Promise<void>;
   /** Served at `/metrics`; an empty text when absent. */
   metrics?: Registry;
   log: Logger;

@@ -67,6 +67,7 @@ import {
   sendError,
   sendJson,
 } from './http-io.js';
+import { answerParseError } from './parse-refusal.js';
 import {
   artifactContentRoute,
   fleetRoute,
@@ -313,6 +314,7 @@ export async function startApiServer(deps: ApiDeps, listen: ListenAddress): Prom
     void handler(req, res);
   });
   server.requestTimeout = 0;
+  server.on('clientError', answerParseError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => {

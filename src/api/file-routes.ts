@@ -121,7 +121,12 @@ function callerGone(ctx: RouteContext): AbortSignal {
   return controller.signal;
 }
 
-/** `PUT /v1/runs/:runId/files?path=&mode=`: the body becomes the file, whole or not at all. */
+/**
+ * `PUT /v1/runs/:runId/files?path=&mode=`: the body becomes the file, whole or not at
+ * all. An upload that does not complete (a part refused or failed, the caller gone
+ * before the end of its body) is aborted on the workbench before the route answers,
+ * so its staged bytes do not wait there for the sweep.
+ */
 export async function putFileRoute(ctx: RouteContext): Promise<void> {
   const { runId, path } = await target(ctx);
   const mode = ctx.query.get('mode');
@@ -150,30 +155,66 @@ export async function putFileRoute(ctx: RouteContext): Promise<void> {
       },
       signal,
     );
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let refused: DispatchFailure | null = null;
-  for await (const chunk of ctx.req) {
-    // After a refusal the rest of the body is read and dropped, so the caller, still
-    // sending, gets the answer rather than a reset connection.
-    if (refused) continue;
-    const bytes = chunk as Buffer;
-    pending.push(bytes);
-    pendingBytes += bytes.length;
-    while (pendingBytes >= UPLOAD_PART_BYTES && !refused) {
-      const all = Buffer.concat(pending, pendingBytes);
-      const part = all.subarray(0, UPLOAD_PART_BYTES);
-      const result = await send(part, false);
-      if (!result.ok) refused = result;
-      offset += part.length;
-      pending = [all.subarray(UPLOAD_PART_BYTES)];
-      pendingBytes = pending[0]!.length;
+  // Not under the caller's signal: a caller that went away is the reason for it.
+  const abort = async () => {
+    const result = await call(
+      ctx,
+      {
+        runId,
+        action: 'fs_write',
+        args: { path, content: '', upload: { id, offset: 0, abort: true } },
+      },
+      new AbortController().signal,
+    );
+    if (!result.ok) {
+      ctx.log.info(
+        { runId, errorCode: result.errorCode },
+        'an unfinished upload could not be aborted; its stage goes with the sweep',
+      );
     }
+  };
+  let sent = false;
+  let placed = false;
+  try {
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let refused: DispatchFailure | null = null;
+    for await (const chunk of ctx.req) {
+      // After a refusal the rest of the body is read and dropped, so the caller, still
+      // sending, gets the answer rather than a reset connection.
+      if (refused) continue;
+      const bytes = chunk as Buffer;
+      pending.push(bytes);
+      pendingBytes += bytes.length;
+      while (pendingBytes >= UPLOAD_PART_BYTES && !refused) {
+        const all = Buffer.concat(pending, pendingBytes);
+        const part = all.subarray(0, UPLOAD_PART_BYTES);
+        sent = true;
+        const result = await send(part, false);
+        if (!result.ok) refused = result;
+        offset += part.length;
+        pending = [all.subarray(UPLOAD_PART_BYTES)];
+        pendingBytes = pending[0]!.length;
+      }
+    }
+    if (refused) {
+      await abort();
+      sent = false;
+      return sendRefusal(ctx.res, refused);
+    }
+    sent = true;
+    const result = await send(Buffer.concat(pending, pendingBytes), true);
+    placed = result.ok;
+    if (!result.ok) {
+      await abort();
+      sent = false;
+      return sendRefusal(ctx.res, result);
+    }
+    sendJson(ctx.res, 200, result);
+  } finally {
+    // The body broke off (the caller went away): nothing will complete the upload.
+    if (sent && !placed) await abort();
   }
-  if (refused) return sendRefusal(ctx.res, refused);
-  const result = await send(Buffer.concat(pending, pendingBytes), true);
-  if (!result.ok) return sendRefusal(ctx.res, result);
-  sendJson(ctx.res, 200, result);
 }
 
 /** `GET /v1/runs/:runId/files?path=`: the file's bytes. */

@@ -134,6 +134,7 @@ export async function endRunRoute(ctx: RouteContext): Promise<void> {
       run.id,
       status,
     );
+    await letGo(ctx, run.id);
     sendJson(ctx.res, 200, { run: runView(ended.run), released: ended.released !== null });
   } catch (err) {
     if (err instanceof StoreError && err.code === 'conflict') {
@@ -155,5 +156,19 @@ export async function deleteRunRoute(ctx: RouteContext): Promise<void> {
     },
     run.id,
   );
+  await letGo(ctx, run.id);
   sendJson(ctx.res, 200, { deleted });
+}
+
+/**
+ * After a run's end or deletion: what workbench nodes keep of it goes before the
+ * answer. A failure here changes nothing of the answer (the run did end); the nodes'
+ * sweeps let go of what is left.
+ */
+async function letGo(ctx: RouteContext, runId: string): Promise<void> {
+  try {
+    await ctx.deps.releaseRun?.(runId);
+  } catch (err) {
+    ctx.log.warn({ err, runId }, 'letting go of an ended run failed; the sweep will');
+  }
 }

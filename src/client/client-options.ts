@@ -8,6 +8,7 @@
 import type { Writable } from 'node:stream';
 import type { DispatchResult } from '../contract/index.js';
 import type { ProgressListener } from './artifact-download.js';
+import { checkedId, checkedPath } from './id-checks.js';
 import type { OutputStream } from './ndjson-stream.js';
 
 /** How to reach the API. */
@@ -69,9 +70,9 @@ export interface FileCallOptions {
 
 /** The `?path=&agentId=&taskId=` of a file stream call. */
 export function fileQuery(path: string, options: FileCallOptions): URLSearchParams {
-  const query = new URLSearchParams({ path });
-  if (options.agentId !== undefined) query.set('agentId', options.agentId);
-  if (options.taskId !== undefined) query.set('taskId', options.taskId);
+  const query = new URLSearchParams({ path: checkedPath('path', path) });
+  if (options.agentId !== undefined) query.set('agentId', checkedId('agentId', options.agentId));
+  if (options.taskId !== undefined) query.set('taskId', checkedId('taskId', options.taskId));
   return query;
 }
 

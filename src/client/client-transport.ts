@@ -7,6 +7,7 @@
  */
 
 import { ClientError, errorFromResponse, isAbortError, unreachableError } from './client-error.js';
+import { checkedId, idSegment } from './id-checks.js';
 
 /** Options of one request. */
 export interface RequestOptions {
@@ -86,13 +87,16 @@ export function pageSearch(options: {
   const query = new URLSearchParams();
   if (options.status !== undefined) query.set('status', options.status);
   if (options.limit !== undefined) query.set('limit', String(options.limit));
-  if (options.before !== undefined) query.set('before', options.before);
+  if (options.before !== undefined) query.set('before', checkedId('before', options.before));
   return query.size > 0 ? `?${query}` : '';
 }
 
-/** A path segment, encoded. */
-export function enc(segment: string): string {
-  return encodeURIComponent(segment);
+/**
+ * An id as a path segment: checked for length (`invalid_arguments` naming `field` and
+ * `MAX_ID_CHARS`, before anything is sent), then encoded.
+ */
+export function enc(segment: string, field = 'id'): string {
+  return idSegment(field, segment);
 }
 
 /** The error of an answer that is not what the route gives. */

@@ -18,6 +18,7 @@ export {
 export * from './artifact-download.js';
 export * from './client-error.js';
 export * from './client-options.js';
+export * from './id-checks.js';
 export * from './ndjson-stream.js';
 export * from './types.js';
 export * from './workbench-client.js';

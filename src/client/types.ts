@@ -131,8 +131,16 @@ export interface FsWritePayload {
   readonly path: string;
   readonly bytesWritten: number;
   readonly size: number;
-  /** On an upload's parts: its id, the bytes staged so far, and whether it is placed. */
-  readonly upload?: { readonly id: string; readonly staged: number; readonly complete: boolean };
+  /**
+   * On an upload's parts: its id, the bytes staged so far, whether it is placed, and
+   * `aborted: true` on the answer to a part that gave it up.
+   */
+  readonly upload?: {
+    readonly id: string;
+    readonly staged: number;
+    readonly complete: boolean;
+    readonly aborted?: boolean;
+  };
 }
 
 /** One entry of an `fs_list` answer. */

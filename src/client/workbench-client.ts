@@ -34,6 +34,7 @@ import {
   type WorkbenchHostFn,
 } from './client-options.js';
 import { ClientTransport, enc, field, notShaped, pageSearch } from './client-transport.js';
+import { checkedId } from './id-checks.js';
 import { isDispatchResult, readDispatchStream } from './ndjson-stream.js';
 import type {
   ArtifactRecord,
@@ -106,7 +107,7 @@ export class WorkbenchClient {
 
   /** The users' tokens, newest first, without secrets (operator credential only). */
   async listTokens(options: { userId?: string } = {}): Promise<readonly TokenRecord[]> {
-    const query = options.userId === undefined ? '' : `?userId=${enc(options.userId)}`;
+    const query = options.userId === undefined ? '' : `?userId=${enc(options.userId, 'userId')}`;
     return field<TokenRecord[]>(await this.http.json('GET', `/v1/admin/tokens${query}`), 'tokens');
   }
 
@@ -114,13 +115,13 @@ export class WorkbenchClient {
   async revokeToken(
     tokenId: string,
   ): Promise<{ readonly token: TokenRecord; readonly revoked: boolean }> {
-    const body = await this.http.json('DELETE', `/v1/admin/tokens/${enc(tokenId)}`);
+    const body = await this.http.json('DELETE', `/v1/admin/tokens/${enc(tokenId, 'tokenId')}`);
     return { token: field<TokenRecord>(body, 'token'), revoked: field<boolean>(body, 'revoked') };
   }
 
   /** Read one of the caller's runs (`not_found` for anyone else's). */
   async getRun(runId: string): Promise<Run> {
-    return field<Run>(await this.http.json('GET', `/v1/runs/${enc(runId)}`), 'run');
+    return field<Run>(await this.http.json('GET', `/v1/runs/${enc(runId, 'runId')}`), 'run');
   }
 
   /** Move a run to a terminal status; its workspace is released. */
@@ -128,14 +129,16 @@ export class WorkbenchClient {
     runId: string,
     status: TerminalRunStatus,
   ): Promise<{ readonly run: Run; readonly released: unknown }> {
-    const body = await this.http.json('POST', `/v1/runs/${enc(runId)}/end`, { body: { status } });
+    const body = await this.http.json('POST', `/v1/runs/${enc(runId, 'runId')}/end`, {
+      body: { status },
+    });
     return { run: field<Run>(body, 'run'), released: (body as { released?: unknown }).released };
   }
 
   /** Delete a run and everything it left: objects, command rows, workspaces, artifacts. */
   async deleteRun(runId: string): Promise<DeletedCounts> {
     return field<DeletedCounts>(
-      await this.http.json('DELETE', `/v1/runs/${enc(runId)}`),
+      await this.http.json('DELETE', `/v1/runs/${enc(runId, 'runId')}`),
       'deleted',
     );
   }
@@ -191,7 +194,7 @@ export class WorkbenchClient {
     request: BuildRequest = {},
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const path = `/v1/admin/runs/${enc(runId)}/build/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
+    const path = `/v1/admin/runs/${enc(runId, 'runId')}/build/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
     const response = await this.http.send('POST', path, {
       body: request,
       raw: true,
@@ -209,7 +212,7 @@ export class WorkbenchClient {
    * `effect` says which (`ended`: it had ended already).
    */
   async cancelCommand(commandId: string): Promise<CancelAnswer> {
-    const body = await this.http.json('POST', `/v1/commands/${enc(commandId)}/cancel`, {
+    const body = await this.http.json('POST', `/v1/commands/${enc(commandId, 'commandId')}/cancel`, {
       body: {},
     });
     return { command: field<CommandRecord>(body, 'command'), effect: field(body, 'effect') };
@@ -217,14 +220,14 @@ export class WorkbenchClient {
 
   /** Cancel the command a call with key `callId` queued in run `runId`. */
   async cancelCall(runId: string, callId: string): Promise<CancelAnswer> {
-    const path = `/v1/runs/${enc(runId)}/calls/${enc(callId)}/cancel`;
+    const path = `/v1/runs/${enc(runId, 'runId')}/calls/${enc(callId, 'callId')}/cancel`;
     const body = await this.http.json('POST', path, { body: {} });
     return { command: field<CommandRecord>(body, 'command'), effect: field(body, 'effect') };
   }
 
   /** Read a command's status and output by id (e.g. after a lost connection). */
   async getCommand(commandId: string): Promise<CommandRecord> {
-    const body = await this.http.json('GET', `/v1/commands/${enc(commandId)}`);
+    const body = await this.http.json('GET', `/v1/commands/${enc(commandId, 'commandId')}`);
     return field<CommandRecord>(body, 'command');
   }
 
@@ -236,7 +239,7 @@ export class WorkbenchClient {
   async listCommands(runId: string, options: ListCommandsOptions = {}): Promise<CommandPage> {
     const body = await this.http.json(
       'GET',
-      `/v1/runs/${enc(runId)}/commands${pageSearch(options)}`,
+      `/v1/runs/${enc(runId, 'runId')}/commands${pageSearch(options)}`,
     );
     return {
       commands: field<CommandPage['commands']>(body, 'commands'),
@@ -255,23 +258,27 @@ export class WorkbenchClient {
 
   /** The caller's promoted artifacts, of one run when `runId` is given. */
   async listArtifacts(options: { runId?: string } = {}): Promise<readonly ArtifactRecord[]> {
-    const query = options.runId === undefined ? '' : `?runId=${enc(options.runId)}`;
+    const query = options.runId === undefined ? '' : `?runId=${enc(options.runId, 'runId')}`;
     const body = await this.http.json('GET', `/v1/artifacts${query}`);
     return field<ArtifactRecord[]>(body, 'artifacts');
   }
 
   /** One of the caller's artifacts, by id. */
   async getArtifact(artifactId: string): Promise<ArtifactRecord> {
-    const body = await this.http.json('GET', `/v1/artifacts/${enc(artifactId)}`);
+    const body = await this.http.json('GET', `/v1/artifacts/${enc(artifactId, 'artifactId')}`);
     return field<ArtifactRecord>(body, 'artifact');
   }
 
   /** Open an artifact's bytes as a stream; read `body` once. */
   async openArtifact(artifactId: string, options: { signal?: AbortSignal } = {}) {
-    const response = await this.http.send('GET', `/v1/artifacts/${enc(artifactId)}/content`, {
-      raw: true,
-      ...options,
-    });
+    const response = await this.http.send(
+      'GET',
+      `/v1/artifacts/${enc(artifactId, 'artifactId')}/content`,
+      {
+        raw: true,
+        ...options,
+      },
+    );
     if (response.body === null) throw notShaped('/v1/artifacts/:id/content', 'a body');
     const length = response.headers.get('content-length');
     const size = length !== null && /^\d+$/.test(length) ? Number(length) : null;
@@ -317,7 +324,7 @@ export class WorkbenchClient {
   ): Promise<FsWritePayload> {
     const query = fileQuery(path, options);
     if (options.mode !== undefined) query.set('mode', options.mode);
-    const body = await this.http.json('PUT', `/v1/runs/${enc(runId)}/files?${query}`, {
+    const body = await this.http.json('PUT', `/v1/runs/${enc(runId, 'runId')}/files?${query}`, {
       bytes: source,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -327,7 +334,7 @@ export class WorkbenchClient {
   /** Open a workspace file's bytes as a stream (`GET /v1/runs/:runId/files`); read `body` once. */
   async openFile(runId: string, path: string, options: FileCallOptions = {}) {
     const query = fileQuery(path, options);
-    const response = await this.http.send('GET', `/v1/runs/${enc(runId)}/files?${query}`, {
+    const response = await this.http.send('GET', `/v1/runs/${enc(runId, 'runId')}/files?${query}`, {
       raw: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -432,7 +439,7 @@ export class WorkbenchClient {
 
   /** Sets a worker's standing scope to any rung: how a scope is lowered or revoked. */
   async setWorkerScope(workerId: string, scope: Scope): Promise<SetScopeAnswer> {
-    const path = `/v1/workers/${enc(workerId)}/scope`;
+    const path = `/v1/workers/${enc(workerId, 'workerId')}/scope`;
     return (await this.http.json('PUT', path, { body: { scope } })) as SetScopeAnswer;
   }
 
@@ -482,8 +489,10 @@ export class WorkbenchClient {
     options: { readonly runId?: string; readonly workerId?: string; readonly limit?: number } = {},
   ): Promise<readonly WorkerInvocationView[]> {
     const query = new URLSearchParams();
-    if (options.runId !== undefined) query.set('runId', options.runId);
-    if (options.workerId !== undefined) query.set('workerId', options.workerId);
+    if (options.runId !== undefined) query.set('runId', checkedId('runId', options.runId));
+    if (options.workerId !== undefined) {
+      query.set('workerId', checkedId('workerId', options.workerId));
+    }
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     const search = query.size > 0 ? `?${query}` : '';
     const body = await this.http.json('GET', `/v1/worker-invocations${search}`);
@@ -492,7 +501,10 @@ export class WorkbenchClient {
 
   /** One routing record, by id. */
   async getWorkerInvocation(invocationId: string): Promise<WorkerInvocationView> {
-    const body = await this.http.json('GET', `/v1/worker-invocations/${enc(invocationId)}`);
+    const body = await this.http.json(
+      'GET',
+      `/v1/worker-invocations/${enc(invocationId, 'invocationId')}`,
+    );
     return field<WorkerInvocationView>(body, 'invocation');
   }
 }

@@ -229,6 +229,8 @@ export interface Config {
   readonly hydratedIdleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: sweeper period. Default 300000 ms. */
   readonly cleanupIntervalMs: number;
+  /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default 3600000 ms. */
+  readonly uploadIdleMs: number;
   /**
    * `MEMQL_WORKSPACE_MAX_BYTES` and `MEMQL_WORKSPACE_MAX_FILES`: what one workspace may
    * hold. Defaults 4 GiB and 250000 files.

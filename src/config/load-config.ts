@@ -146,6 +146,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     workerPeersRaw: peers.raw,
     hydratedIdleTtlMs: r.required('MEMQL_HYDRATED_IDLE_TTL_MS', nonNegativeMs),
     cleanupIntervalMs: r.required('MEMQL_CLEANUP_INTERVAL_MS', positiveMs),
+    uploadIdleMs: r.required('MEMQL_UPLOAD_IDLE_MS', positiveMs),
     workspaceQuota: {
       maxBytes: r.required('MEMQL_WORKSPACE_MAX_BYTES', positiveBytes),
       maxFiles: r.required('MEMQL_WORKSPACE_MAX_FILES', positiveCount),

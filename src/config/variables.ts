@@ -234,6 +234,13 @@ export const CONFIG_VARIABLES = [
       'Period of the sweeper that removes workspaces of deleted or expired runs and unclaimed directories.',
   },
   {
+    name: 'MEMQL_UPLOAD_IDLE_MS',
+    default: '3600000',
+    type: 'positive integer (ms)',
+    description:
+      "How long the staged bytes of an upload (`fs_write` in parts, `PUT /v1/runs/:runId/files`) are kept with no new part before the sweeper removes them. Staged bytes count against the workspace's `MEMQL_WORKSPACE_MAX_BYTES`, and go as soon as the upload completes, is refused or aborted, its run ends or is deleted, or the node restarts.",
+  },
+  {
     name: 'MEMQL_EXEC_TIMEOUT_MS',
     default: '120000',
     type: 'positive integer (ms)',

@@ -104,7 +104,8 @@ export const fsWriteArgsSchema = z.strictObject({
    * staged outside the workspace in order (`offset` is the number of bytes staged so
    * far; 0 starts the upload again); the part with `complete: true` puts the whole
    * file at `path` in one rename, so no partial file is ever visible. Not with
-   * `append`.
+   * `append`. Staged bytes count against the workspace quota; a refused part removes
+   * them (but for a part out of order), and so does a part with `abort: true`.
    */
   upload: z
     .strictObject({
@@ -127,6 +128,12 @@ export const fsWriteArgsSchema = z.strictObject({
         .max(MAX_UPLOAD_BYTES)
         .describe('Total size in bytes, checked when the upload completes.')
         .optional(),
+      abort: z
+        .boolean()
+        .default(false)
+        .describe(
+          'True to give the upload up: its staged bytes are removed and nothing is written (send empty content).',
+        ),
     })
     .describe(
       'Write a large file in parts: staged out of sight, placed at path whole by the part with complete: true.',

@@ -22,3 +22,19 @@ export interface DispatchTarget {
     options?: DispatchCallOptions,
   ): Promise<DispatchResult>;
 }
+
+/** What a workbench node answers when told a run ended or was deleted (`WorkbenchHost.releaseRun`). */
+export interface RunReleaseAnswer {
+  /** False when the run still runs there (nothing was touched). */
+  readonly released: boolean;
+  /** True when a command of the run still ran: its sandbox goes as soon as it ends. */
+  readonly afterRunning: boolean;
+}
+
+/**
+ * Something that lets go of what it keeps of an ended or deleted run: its warm
+ * sandbox (gone when the promise resolves), its warm copy and its upload stages.
+ */
+export interface RunReleaseTarget {
+  releaseRun(runId: string): Promise<RunReleaseAnswer>;
+}

@@ -1,6 +1,9 @@
 /**
  * The workbench node's answer to forwarded calls: the boundary of the workbench
- * process. A `workbench.dispatch` request's envelope is parsed here, once, and
+ * process. Besides calls (`workbench.dispatch`) it answers `workbench.release_run`,
+ * which an agent node sends every replica it reaches once it ended or deleted a run:
+ * the node lets go of the run's warm sandbox, copy and stages before it answers, if
+ * the run's row says it is over (see {@link handleReleaseRun}). A `workbench.dispatch` request's envelope is parsed here, once, and
  * admitted (hint and authority) as the agent admitted it, then runs through the same
  * `handleDispatch` as the local path, with the authority re-derived from the wire
  * (see `wire-authority.ts`), exec output streamed as Output
@@ -21,13 +24,16 @@ import {
   parseEnvelope,
 } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { DispatchTarget } from './dispatch-target.js';
+import type { DispatchTarget, RunReleaseTarget } from './dispatch-target.js';
 import type { ResponseFrame } from './frames.js';
 import type { HandlerAnswer, RequestHandler } from './server-session.js';
 import { authorityFromWire } from './wire-authority.js';
 
 /** The method of a forwarded `workbenchHost` call. */
 export const WORKBENCH_DISPATCH_METHOD = 'workbench.dispatch';
+
+/** The method that tells a replica a run ended or was deleted; payload `{"runId": ...}`. */
+export const WORKBENCH_RELEASE_RUN_METHOD = 'workbench.release_run';
 
 /** A dispatch result as a handler answer. */
 export function answerFromResult(result: DispatchResult): HandlerAnswer {
@@ -65,9 +71,39 @@ function refuse(code: 'invalid_arguments', message: string): HandlerAnswer {
   return answerFromResult(errorResult(code, message));
 }
 
+/**
+ * `workbench.release_run`: the payload names a run; the host checks the run's row
+ * itself, so the request needs no authority: it can only hasten what the sweep does.
+ */
+async function handleReleaseRun(
+  host: Partial<RunReleaseTarget>,
+  payload: Buffer,
+): Promise<HandlerAnswer> {
+  let body: unknown;
+  try {
+    body = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return refuse('invalid_arguments', 'invalid_arguments: the request payload is not JSON');
+  }
+  const runId = (body as { runId?: unknown } | null)?.runId;
+  if (typeof runId !== 'string') {
+    return refuse('invalid_arguments', 'invalid_arguments: runId: expected the run id');
+  }
+  if (!host.releaseRun) {
+    return answerFromResult(okResult({ released: false, afterRunning: false }));
+  }
+  return answerFromResult(okResult(await host.releaseRun(runId)));
+}
+
 /** The request handler of a workbench node, over its host. */
-export function createWorkbenchHandler(host: DispatchTarget, log: Logger): RequestHandler {
+export function createWorkbenchHandler(
+  host: DispatchTarget & Partial<RunReleaseTarget>,
+  log: Logger,
+): RequestHandler {
   return async (request, ctx) => {
+    if (request.method === WORKBENCH_RELEASE_RUN_METHOD) {
+      return handleReleaseRun(host, request.payload);
+    }
     if (request.method !== WORKBENCH_DISPATCH_METHOD) {
       return refuse(
         'invalid_arguments',

@@ -50,6 +50,12 @@ export const BWRAP_FDS = {
    * BPF, read to EOF, installed just before the prelude runs.
    */
   seccomp: 8,
+  /**
+   * bwrap's own arguments, NUL-separated, read to EOF (`--args`): its argv then holds
+   * nothing but that option, so the sandbox's process 1 (a copy of bwrap) shows no host
+   * path, no command text and no environment in `/proc/1/cmdline`.
+   */
+  args: 9,
 } as const;
 
 /** Inputs of {@link bwrapArgs}. */
@@ -92,8 +98,46 @@ export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started} || exit 125; exe
   .map((fd) => `${fd}>&-`)
   .join(' ')}; exec /bin/sh -c "$1"`;
 
-/** The bwrap arguments (without the bwrap binary itself). */
+/**
+ * bwrap's command line in its two parts. The launch chain passes the options on
+ * {@link BWRAP_FDS.args} and only `--args <fd> -- <program>` on bwrap's argv: the
+ * sandbox's process 1 is a copy of bwrap, and its `/proc/1/cmdline` is what every
+ * process in the sandbox can read. The options name the workspace's host path (its
+ * bind) and the environment; the program is the prelude and the command's own text.
+ */
+export interface BwrapCommandLine {
+  /** Everything before `--`. */
+  readonly options: readonly string[];
+  /** What bwrap runs, after `--`: `/bin/sh -c <prelude> memql-sandbox <command>`. */
+  readonly program: readonly string[];
+}
+
+/**
+ * The options as bwrap's `--args` reads them: each one NUL-terminated. An option with
+ * a NUL byte of its own would split into two, and the second would be read as an
+ * option of bwrap's (a bind of the host's root, say): refused, as `spawn` refuses a NUL
+ * in an argument.
+ */
+export function encodeBwrapOptions(options: readonly string[]): Buffer {
+  for (const option of options) {
+    if (option.includes('\0')) throw new TypeError('a bwrap option may not contain a NUL byte');
+  }
+  return Buffer.from(options.map((o) => `${o}\0`).join(''), 'utf8');
+}
+
+/** bwrap's argv: its options come on {@link BWRAP_FDS.args}. */
+export function bwrapArgv(line: BwrapCommandLine): string[] {
+  return ['--args', String(BWRAP_FDS.args), '--', ...line.program];
+}
+
+/** The bwrap arguments (without the bwrap binary itself), as one list. */
 export function bwrapArgs(input: BwrapArgsInput): string[] {
+  const line = bwrapCommandLine(input);
+  return [...line.options, '--', ...line.program];
+}
+
+/** The bwrap command line of one sandbox, in its two parts. */
+export function bwrapCommandLine(input: BwrapArgsInput): BwrapCommandLine {
   const args = [
     '--unshare-all',
     '--unshare-user',
@@ -149,8 +193,10 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     '--clearenv',
   );
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
-  args.push('--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', input.command);
-  return args;
+  return {
+    options: args,
+    program: ['/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', input.command],
+  };
 }
 
 /** `/etc/passwd`, `/etc/group` and `/etc/hosts` of the sandbox. */

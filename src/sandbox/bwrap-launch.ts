@@ -10,7 +10,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { WorkbenchError } from '../contract/errors.js';
-import { BWRAP_FDS, sandboxEtcFiles } from './bwrap-args.js';
+import {
+  BWRAP_FDS,
+  type BwrapCommandLine,
+  bwrapArgv,
+  encodeBwrapOptions,
+  sandboxEtcFiles,
+} from './bwrap-args.js';
 import type { CommandCgroup } from './command-cgroup.js';
 import { createCommandOutput } from './output-capture.js';
 import { type RunResult, type RunSpec, SANDBOX_UID } from './runner.js';
@@ -60,8 +66,8 @@ const LAUNCH_NAMESPACE = [
 /** One sandbox to start. */
 export interface BwrapLaunch {
   spec: RunSpec;
-  /** bwrap's arguments (see `bwrapArgs`). */
-  args: string[];
+  /** bwrap's command line (see `bwrapCommandLine`): its options go on {@link BWRAP_FDS.args}. */
+  line: BwrapCommandLine;
   /** The command's groups, joined before anything else runs; null without cgroups. */
   cgroup: CommandCgroup | null;
   /** `performance.now()` when the run began, for the duration. */
@@ -101,16 +107,21 @@ export interface LaunchChain {
   info(): string;
 }
 
+/** Descriptors of a one-shot sandbox's chain: bwrap's own (0 to {@link BWRAP_FDS.args}). */
+export const BWRAP_FD_COUNT = BWRAP_FDS.args + 1;
+
 /**
  * Spawns the launch chain of one sandbox (see the module comment of `bwrap-runner.ts`)
- * with `fds` descriptors (0..fds-1; at least bwrap's own), feeds bwrap its `/etc` files
- * and seccomp filter, and returns the handle that watches and kills it.
+ * with `fds` descriptors (0..fds-1; at least bwrap's own), feeds bwrap its options,
+ * `/etc` files and seccomp filter, and returns the handle that watches and kills it.
  */
 export function spawnLaunchChain(
   launch: Omit<BwrapLaunch, 'spec' | 'startedAt'>,
-  fds = 9,
+  fds = BWRAP_FD_COUNT,
 ): LaunchChain {
-  const { args, cgroup } = launch;
+  const { line, cgroup } = launch;
+  // Encoded before anything starts: an option bwrap would misread stops the launch here.
+  const options = encodeBwrapOptions(line.options);
   const procsFiles = cgroup?.procsFiles ?? [];
   const setpriv = launch.setprivPath;
   const drop =
@@ -138,7 +149,7 @@ export function spawnLaunchChain(
       ...(ownNamespace ? [...LAUNCH_NAMESPACE, ...launch.stage] : []),
       ...drop,
       launch.bwrapPath,
-      ...args,
+      ...bwrapArgv(line),
     ],
     { cwd: '/', env: {}, stdio: Array.from({ length: fds }, () => 'pipe' as const) },
   );
@@ -175,6 +186,9 @@ export function spawnLaunchChain(
   }
   // A few hundred bytes: far below a pipe's buffer, so this never waits on bwrap.
   extra[BWRAP_FDS.seccomp]?.end(launch.seccompFilter ?? '');
+  // bwrap reads these to EOF before it does anything else; a chain that dies first
+  // breaks the pipe, which the error listener above absorbs.
+  extra[BWRAP_FDS.args]?.end(options);
 
   /** Host pids of launch-namespace inits the tree kill killed, to wait for. */
   const namespaceInits: number[] = [];

@@ -38,7 +38,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import type { Logger } from '../telemetry/logger.js';
-import { bwrapArgs, type SystemDirEntry, sandboxCwd } from './bwrap-args.js';
+import {
+  type BwrapCommandLine,
+  bwrapCommandLine,
+  type SystemDirEntry,
+  sandboxCwd,
+} from './bwrap-args.js';
 import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
 import { BwrapSession } from './bwrap-session.js';
 import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
@@ -273,14 +278,14 @@ export class BwrapRunner implements Runner {
       }
     }
 
-    const args = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command);
+    const line = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command);
     const cgroup = await this.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
       stage = await this.stage(spec.workspaceDir);
       return await launchBwrap({
         spec,
-        args,
+        line,
         cgroup,
         startedAt,
         bwrapPath: this.bwrapPath,
@@ -311,7 +316,7 @@ export class BwrapRunner implements Runner {
     key: string,
   ): Promise<BwrapSession> {
     const inode = (await stat(workspaceDir)).ino;
-    const args = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
+    const line = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
     const cgroup = await this.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
@@ -322,7 +327,7 @@ export class BwrapRunner implements Runner {
     }
     return BwrapSession.start({
       launch: {
-        args,
+        line,
         cgroup,
         bwrapPath: this.bwrapPath,
         setprivPath: this.dropPrivileges ? this.setprivPath : null,
@@ -359,9 +364,9 @@ export class BwrapRunner implements Runner {
     cwd: string,
     env: Readonly<Record<string, string>>,
     command: string,
-  ): Promise<string[]> {
+  ): Promise<BwrapCommandLine> {
     return this.hostSystemDirs().then((systemDirs) =>
-      bwrapArgs({
+      bwrapCommandLine({
         workspaceDir,
         cwd,
         env,

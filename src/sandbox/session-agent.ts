@@ -32,7 +32,7 @@
 import type { OutputStream } from '../contract/index.js';
 
 /** The descriptors the agent talks to the node on (beyond bwrap's own, see `BWRAP_FDS`). */
-export const AGENT_FDS = { requests: 9, events: 10 } as const;
+export const AGENT_FDS = { requests: 10, events: 11 } as const;
 
 /** Where the agent's interpreter is, inside the sandbox as on the host. */
 export const AGENT_INTERPRETER = '/usr/bin/perl';

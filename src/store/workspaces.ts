@@ -267,3 +267,22 @@ export async function listLiveWorkspacesOfEndedRuns(
   );
   return rows.map(toWorkspace);
 }
+
+/**
+ * Which of `runIds` have a workspace row of `nodeId`'s, live or not: the runs whose
+ * directory in its workbench root the node made itself (it makes one only for a run it
+ * holds, after the row). Read by the primary key, one statement for the whole list.
+ */
+export async function listRunsHeldByNode(
+  q: Queryable,
+  nodeId: string,
+  runIds: readonly string[],
+): Promise<Set<string>> {
+  if (runIds.length === 0) return new Set();
+  const rows = await q.query(
+    `select run_id from workbench_workspace
+     where id in (select jsonb_array_elements_text($1::text::jsonb)) and node_id = $2`,
+    [JSON.stringify(runIds.map((runId) => workspaceIdFor(runId, nodeId))), nodeId],
+  );
+  return new Set(rows.map((r) => String(r.run_id)));
+}

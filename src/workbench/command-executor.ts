@@ -43,6 +43,8 @@ export interface CommandExecutorDeps {
   resolveRun: (runId: string) => Promise<Run>;
   /** What one workspace may hold; a command that fills it past this is stopped. */
   quota?: WorkspaceQuota;
+  /** Bytes of a run's staged uploads, which its quota counts too. */
+  stagedBytes?: (runId: string) => Promise<number>;
   /** Where the bytes of expected outputs go. */
   objects: ObjectStore;
   /** How the node's file actions open files (the workspace root is the held copy's). */
@@ -132,6 +134,7 @@ export async function executeCommand(
               limit.abort();
             },
             deps.log,
+            (await deps.stagedBytes?.(held.runId)) ?? 0,
           )
         : null;
       let result: ExecutionResult;

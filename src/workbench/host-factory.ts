@@ -97,6 +97,7 @@ export async function createWorkbenchHost(
     quota: config.workspaceQuota,
     idleTtlMs: config.hydratedIdleTtlMs,
     cleanupIntervalMs: config.cleanupIntervalMs,
+    uploadIdleMs: config.uploadIdleMs,
     exec: {
       checker,
       runner,

@@ -1,7 +1,5 @@
-import { posix } from 'node:path';
 import type { OutputSink } from '../contract/index.js';
 import {
-  type ActionArgs,
   type Authority,
   callDigest,
   checkActionAuthority,
@@ -28,13 +26,14 @@ import {
   fsDelete,
   fsList,
   fsRead,
-  fsWrite,
   prepareBuild,
   prepareExec,
   promoteArtifact,
+  removeStagesBefore,
   runFetch,
+  stagedBytes,
+  UPLOAD_IDLE_MS,
   uploadStageDir,
-  writeUploadPart,
 } from './actions/index.js';
 import { callIdConflictError, FileCallKeys } from './call-keys.js';
 import { awaitCommand } from './command-answer.js';
@@ -47,15 +46,10 @@ import {
   WorkspaceAccess,
   WorkspaceHandoff,
 } from './lifecycle/index.js';
-import {
-  overQuota,
-  quotaError,
-  usageAfterWrite,
-  WarmCache,
-  type WorkspaceQuota,
-  type WorkspaceSyncDeps,
-} from './sync/index.js';
+import { evictUnheld, type RunRelease, type RunReleaseDeps, releaseRun } from './run-release.js';
+import { WarmCache, type WorkspaceQuota, type WorkspaceSyncDeps } from './sync/index.js';
 import { ToolchainWatch } from './toolchain-probe.js';
+import { writeCall } from './write-call.js';
 
 /**
  * A workbench host's lifecycle: `serving -> draining -> stopped`. Draining claims
@@ -114,6 +108,8 @@ export interface WorkbenchHostDeps {
   idleTtlMs: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
   cleanupIntervalMs: number;
+  /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */
+  uploadIdleMs?: number;
   /**
    * Where the build toolchain probe makes its scratch directory (outside every
    * workspace). Default the OS temp dir.
@@ -176,6 +172,10 @@ export class WorkbenchHost {
   private readonly handoff: WorkspaceHandoff;
   private readonly toolchainWatch: ToolchainWatch;
   private readonly callKeys: FileCallKeys;
+  /** When this host was made: upload stages older than this are an earlier process's. */
+  private readonly madeAtMs = Date.now();
+  private leftoverStages: Promise<void> | null = null;
+  private readonly release: RunReleaseDeps;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
@@ -187,12 +187,15 @@ export class WorkbenchHost {
       ...(deps.probeDir ? { scratchRoot: deps.probeDir } : {}),
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
     });
+    // A run's staged uploads count against its quota wherever the quota is checked.
+    const staged = (runId: string) => stagedBytes(uploadStageDir(deps.workbenchRoot, runId));
     const sync: WorkspaceSyncDeps = {
       db: deps.db,
       objects: deps.objects,
       log: deps.log,
       ...(deps.fileOwner ? { owner: deps.fileOwner } : {}),
       ...(deps.quota ? { quota: deps.quota } : {}),
+      stagedBytes: staged,
     };
     const selection = deps.exec.runner;
     this.warm = new WarmCache({
@@ -220,6 +223,15 @@ export class WorkbenchHost {
       draining: () => this.lifecycle.state !== 'serving',
       log: deps.log,
     });
+    this.release = {
+      db: deps.db,
+      nodeId: deps.nodeId,
+      workbenchRoot: deps.workbenchRoot,
+      warm: this.warm,
+      locks: this.locks,
+      runner: selection,
+      log: deps.log,
+    };
     this.handoff = new WorkspaceHandoff({
       db: deps.db,
       nodeId: deps.nodeId,
@@ -249,6 +261,7 @@ export class WorkbenchHost {
             },
             log: deps.log,
             ...(deps.quota ? { quota: deps.quota } : {}),
+            stagedBytes: staged,
           },
           command,
           ctx,
@@ -258,12 +271,22 @@ export class WorkbenchHost {
   }
 
   /**
-   * Starts the command worker, the cleanup sweep and the build toolchain probe.
-   * Idempotent; the first `exec` starts them too. None keeps the process alive on its own.
+   * Starts the command worker, the cleanup sweep and the build toolchain probe, and
+   * removes the upload stages an earlier process of the node left (those last written
+   * before this host was made). Idempotent; the first `exec` starts them too. None
+   * keeps the process alive on its own.
    */
   start(): void {
     if (this.queue.lifecycle === 'new') this.queue.start();
     void this.toolchainWatch.settled();
+    this.leftoverStages ??= removeStagesBefore(this.deps.workbenchRoot, this.madeAtMs).then(
+      (swept) => {
+        if (swept.removed > 0) {
+          this.deps.log.info(swept, 'upload stages of an earlier process of this node removed');
+        }
+      },
+      (err: unknown) => this.deps.log.warn({ err }, 'leftover upload stages could not be removed'),
+    );
     this.stopSweeper ??= startSweeper(
       {
         db: this.deps.db,
@@ -273,10 +296,21 @@ export class WorkbenchHost {
         log: this.deps.log,
         evictIdle: (now) => this.warm.evictIdle(now.getTime()),
         tracked: () => this.warm.tracked(),
+        evictUnheld: (held) => evictUnheld(this.release, held),
         sweepSandbox: () => sweepRunnerLeftovers(this.deps.exec.runner),
+        uploadIdleMs: this.deps.uploadIdleMs ?? UPLOAD_IDLE_MS,
       },
       this.deps.cleanupIntervalMs,
     );
+  }
+
+  /**
+   * Lets go of what this node keeps of a run that ended or was deleted: its warm
+   * sandbox (gone when this resolves), its warm copy and its upload stages (see
+   * `run-release.ts`). A run that still runs keeps everything.
+   */
+  releaseRun(runId: string): Promise<RunRelease> {
+    return releaseRun(this.release, runId);
   }
 
   /**
@@ -294,7 +328,8 @@ export class WorkbenchHost {
   /**
    * Stops: drains first if it has not, ends a toolchain probe still running, lets
    * running commands finish within `graceMs` and ends the rest as `node_stopping`, hands
-   * every workspace it still holds off, stops the sweep.
+   * every workspace it still holds off, stops the sweep, ends the warm sandboxes and
+   * removes every upload stage.
    */
   async stop(graceMs = 10_000): Promise<void> {
     await this.drain();
@@ -307,6 +342,11 @@ export class WorkbenchHost {
     // No command runs any more: the warm sandboxes go too.
     const selection = this.deps.exec.runner;
     if ('runner' in selection) await selection.runner.close?.();
+    // No later process of this node can complete an upload this one staged.
+    await this.leftoverStages;
+    await removeStagesBefore(this.deps.workbenchRoot, Number.POSITIVE_INFINITY).catch(
+      (err: unknown) => this.deps.log.warn({ err }, 'upload stages could not be removed at stop'),
+    );
     this.lifecycle.moveTo('stopped');
   }
 
@@ -355,22 +395,6 @@ export class WorkbenchHost {
     if (command === null) return null;
     if (command.status === 'queued' || command.status === 'running') return command;
     return execPayload(command);
-  }
-
-  /**
-   * Refuses an `fs_write` that would take the workspace over its quota, before it
-   * writes. An upload's part is checked for the size the file reaches with it.
-   */
-  private checkWriteQuota(held: HeldCopy, args: ActionArgs<'fs_write'>): void {
-    const quota = this.deps.quota;
-    if (!quota) return;
-    const bytes = Buffer.byteLength(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
-    const size = bytes + (args.upload?.offset ?? 0);
-    const path = posix.normalize(args.path).replace(/^(\.\/)+/, '');
-    const usage = usageAfterWrite(held.base.files, path, size, args.append && !args.upload);
-    const over = overQuota(usage, quota);
-    if (over)
-      throw quotaError(held.runId, over, usage, quota, `writing ${size} bytes to "${path}"`);
   }
 
   private async run(envelope: Envelope, options: DispatchOptions): Promise<unknown> {
@@ -447,22 +471,8 @@ export class WorkbenchHost {
         return call(false, (held) => fsRead(files(held), envelope.args));
       case 'fs_list':
         return call(false, (held) => fsList(files(held), envelope.args));
-      case 'fs_write': {
-        const { args } = envelope;
-        const upload = args.upload;
-        if (upload) {
-          // A part only stages bytes out of the workspace: the last one is synced.
-          const stage = uploadStageDir(this.deps.workbenchRoot, envelope.runId);
-          return call(upload.complete, (held) => {
-            this.checkWriteQuota(held, args);
-            return writeUploadPart(files(held), stage, { ...args, upload });
-          });
-        }
-        return call(true, (held) => {
-          this.checkWriteQuota(held, args);
-          return fsWrite(files(held), args);
-        });
-      }
+      case 'fs_write':
+        return writeCall(this.deps, envelope.runId, envelope.args, call, files);
       case 'fs_delete':
         return call(true, (held) => fsDelete(files(held), envelope.args));
       case 'fetch':

@@ -36,10 +36,11 @@ export interface QuotaExceeded {
 function look(
   dir: string,
   quota: WorkspaceQuota,
+  reservedBytes: number,
   track: (child: ChildProcess | null) => void,
 ): Promise<{ usage: WorkspaceUsage; over: 'bytes' | 'files' | null } | null> {
   return new Promise((resolve) => {
-    const usage: WorkspaceUsage = { bytes: 0, files: 0 };
+    const usage: WorkspaceUsage = { bytes: reservedBytes, files: 0 };
     let over: 'bytes' | 'files' | null = null;
     let rest = '';
     const child = spawn('find', [dir, '-xdev', '-type', 'f', '-printf', '%s\\n'], {
@@ -71,13 +72,15 @@ function look(
 
 /**
  * Watches `dir` until stopped; calls `onExceeded` once, the first time the files
- * there are over `quota`.
+ * there, with `reservedBytes` held elsewhere (the run's staged uploads), are over
+ * `quota`.
  */
 export function watchQuota(
   dir: string,
   quota: WorkspaceQuota,
   onExceeded: (found: QuotaExceeded) => void,
   log?: Logger,
+  reservedBytes = 0,
 ): QuotaWatch {
   let stopped = false;
   let current: ChildProcess | null = null;
@@ -98,7 +101,7 @@ export function watchQuota(
       pending = null;
       if (stopped) return;
       const began = performance.now();
-      const found = await look(dir, quota, (child) => {
+      const found = await look(dir, quota, reservedBytes, (child) => {
         current = child;
       });
       if (found === null) {

@@ -127,14 +127,14 @@ t.test('a link out of the workspace is refused, not promoted', async (t) => {
   const runId = await newRun(h.alice);
   const res = await exec(runId, {
     command: 'mkdir -p out && ln -s /etc/passwd out/pw && ln -s ../../etc/hostname out/up',
-    outputs: [{ path: 'out/pw' }, { path: 'out/up' }, { path: '../escape.txt' }],
+    outputs: [{ path: 'out/pw' }, { path: 'out/up' }, { path: 'out/../out/up' }],
   });
   t.equal(res.ok, true, res.message ?? 'exec answered');
   t.equal(res.payload.status, 'completed');
   t.match(res.payload.outputs, [
     { path: 'out/pw', error: { code: 'invalid_path' } },
     { path: 'out/up', error: { code: 'invalid_path' } },
-    { path: '../escape.txt', error: { code: 'invalid_path' } },
+    { path: 'out/../out/up', error: { code: 'invalid_path' } },
   ]);
   t.same(await artifactIds(runId), [], 'nothing promoted');
 });
@@ -146,6 +146,15 @@ t.test('outputs that can never be workspace files are refused before anything ru
     outputs: [{ path: '/etc/passwd' }],
   });
   t.equal(absolute.errorCode, 'invalid_path');
+  // Climbing out by ".." is refused as an absolute path is: before the command runs.
+  for (const path of ['../x', 'a/../../x', 'a/..', '.']) {
+    const climbing = await exec(runId, { command: 'touch ran', outputs: [{ path }] });
+    t.equal(climbing.errorCode, 'invalid_path', `${path}: ${climbing.message}`);
+  }
+  const ran = await h.dispatch(h.alice, runId, 'fs_list', {});
+  t.same(ran.payload?.entries ?? [], [], 'no command ran');
+  const nul = await exec(runId, { command: 'true', env: { X: 'a\u0000--bind' } });
+  t.equal(nul.errorCode, 'invalid_arguments', 'a NUL byte in an environment value');
   const many = await exec(runId, {
     command: 'true',
     outputs: Array.from({ length: 33 }, (_, i) => ({ path: `f${i}` })),

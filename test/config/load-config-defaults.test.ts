@@ -17,6 +17,7 @@ const DEFAULTS: Config = {
   workerPeersRaw: '',
   hydratedIdleTtlMs: 900_000,
   cleanupIntervalMs: 300_000,
+  uploadIdleMs: 3_600_000,
   workspaceQuota: { maxBytes: 4_294_967_296, maxFiles: 250_000 },
   queue: {
     concurrency: 4,

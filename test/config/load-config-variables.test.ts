@@ -303,6 +303,15 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', 'hourly'],
   },
   {
+    name: 'MEMQL_UPLOAD_IDLE_MS',
+    pick: (c) => c.uploadIdleMs,
+    valid: [
+      ['60000', 60000],
+      ['86400000', 86400000],
+    ],
+    invalid: ['0', '-5', '1h'],
+  },
+  {
     name: 'MEMQL_EXEC_TIMEOUT_MS',
     pick: (c) => c.exec.defaultTimeoutMs,
     valid: [

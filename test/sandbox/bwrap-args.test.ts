@@ -1,5 +1,11 @@
 import t from 'tap';
-import { bwrapArgs, SANDBOX_PRELUDE } from '../../src/sandbox/bwrap-args.js';
+import {
+  bwrapArgs,
+  bwrapArgv,
+  bwrapCommandLine,
+  encodeBwrapOptions,
+  SANDBOX_PRELUDE,
+} from '../../src/sandbox/bwrap-args.js';
 
 const base = {
   workspaceDir: '/data/ws/1',
@@ -81,7 +87,23 @@ t.test('environment cleared then set; cwd; the command after the prelude', async
   t.equal(bwrapArgs(base)[bwrapArgs(base).indexOf('--chdir') + 1], '/workspace');
   t.same(args.slice(-6), ['--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', 'echo hi']);
   t.match(SANDBOX_PRELUDE, /^printf \. >&3 \|\| exit 125; /, 'no command once the node is gone');
-  t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&-; exec \/bin\/sh -c "\$1"$/);
+  t.match(SANDBOX_PRELUDE, /exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; exec \/bin\/sh -c "\$1"$/);
+});
+
+t.test('bwrap reads its options from a descriptor: its argv names no host path', async (t) => {
+  const line = bwrapCommandLine(base);
+  const argv = bwrapArgv(line);
+  t.same(argv, ['--args', '9', '--', '/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', 'echo hi']);
+  t.notOk(argv.join('\0').includes(base.workspaceDir), 'the bind of the workspace is not on argv');
+  t.notOk(argv.includes('--setenv'), 'nor the environment');
+  t.same([...line.options, '--', ...line.program], bwrapArgs(base), 'the same command line');
+  t.equal(
+    encodeBwrapOptions(['--bind', '/a b', '/workspace']).toString(),
+    '--bind\0/a b\0/workspace\0',
+    'each option NUL-terminated',
+  );
+  // A NUL in a value would end it there, and the rest would be read as options.
+  t.throws(() => encodeBwrapOptions(['--setenv', 'X', 'a\0--bind\0/\0/host']), TypeError);
 });
 
 t.test('the seccomp filter comes from its descriptor when asked for', async (t) => {

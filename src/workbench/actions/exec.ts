@@ -10,7 +10,7 @@ import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
 import { type Command, commandAnswer } from '../../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
-import { resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
+import { checkWorkspaceFilePath, resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
 /** Limits `exec` applies, from the node's configuration. */
 export interface ExecLimits {
@@ -59,7 +59,15 @@ export function prepareExec(
       denialPayload(verdict),
     );
   }
-  for (const name of Object.keys(args.env ?? {})) {
+  for (const [name, value] of Object.entries(args.env ?? {})) {
+    // bwrap reads its options NUL-separated: a NUL would end the value there.
+    if (value.includes('\0')) {
+      throw new WorkbenchError(
+        'invalid_arguments',
+        `invalid_arguments: args.env.${name}: the value contains a NUL byte, which no environment variable can hold`,
+        { field: `args.env.${name}` },
+      );
+    }
     if (isSensitiveVariable(name)) {
       throw new WorkbenchError(
         'invalid_arguments',
@@ -76,9 +84,10 @@ export function prepareExec(
     );
   }
   if (args.cwd !== undefined && args.cwd !== '.') splitWorkspacePath(args.cwd);
-  // An output path that can never be a workspace file is the call's mistake, refused
-  // before anything runs; what the command leaves there is checked once it has run.
-  for (const output of args.outputs ?? []) splitWorkspacePath(output.path);
+  // An output path that can never be a workspace file (absolute, or climbing out by
+  // `..`) is the call's mistake, refused before anything runs; what the command leaves
+  // there (a link out, say) is checked once it has run.
+  for (const output of args.outputs ?? []) checkWorkspaceFilePath(output.path);
   requireRunner(deps.runner);
   return { request: execRequestOf(args), timeoutMs };
 }

@@ -24,10 +24,19 @@ export { contentTypeFor, promoteArtifact } from './promote-artifact.js';
 export { removeEntriesOf, removeTree } from './remove-tree.js';
 export { isInsideRealRoot } from './safe-path.js';
 export {
+  abortUpload,
+  dropFailedStage,
   partBytes,
-  sweepUploads,
-  UPLOAD_IDLE_MS,
   type UploadPart,
-  uploadStageDir,
   writeUploadPart,
 } from './upload.js';
+export {
+  removeRunStages,
+  removeStagesBefore,
+  type StageSweep,
+  stagedBytes,
+  sweepUploads,
+  UPLOAD_IDLE_MS,
+  UPLOADS_DIR,
+  uploadStageDir,
+} from './upload-stages.js';

@@ -53,6 +53,22 @@ export function splitWorkspacePath(input: string): string[] {
 }
 
 /**
+ * Refuses, from the text alone, a path that can name no file of the workspace: what
+ * {@link splitWorkspacePath} refuses, and a path whose `..` climbs above the root or
+ * that ends at the root itself (`a/..`). Links are not followed here: a path that
+ * passes is resolved again, links and all, when it is used. For paths checked before
+ * anything runs (an `exec`'s expected outputs), so that `../x` is refused as `/x` is.
+ */
+export function checkWorkspaceFilePath(input: string): void {
+  let depth = 0;
+  for (const part of splitWorkspacePath(input)) {
+    depth += part === '..' ? -1 : 1;
+    if (depth < 0) throw invalid(input, 'climbs above the workspace root');
+  }
+  if (depth === 0) throw invalid(input, 'names the workspace root itself');
+}
+
+/**
  * Resolves a workspace-relative path component by component, the way the kernel
  * would, but confined: `..` may not climb above the root, and every symlink met on
  * the way is read and followed only while its target stays inside the workspace

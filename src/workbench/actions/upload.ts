@@ -4,8 +4,7 @@
  * at its path in one rename by the part marked `complete`. Nothing of it is visible
  * in the workspace (to commands, reads or sync) before that rename, and an upload
  * that never completes leaves no file behind: its stage is removed when it completes,
- * when it starts again, or by the cleanup sweep once it has been idle
- * {@link UPLOAD_IDLE_MS}.
+ * is refused or aborted, and on every other path `upload-stages.ts` lists.
  *
  * Parts are written in order: a part's `offset` must be the number of bytes staged so
  * far, and a part at offset 0 starts the upload again. A stage lives on the replica
@@ -16,21 +15,11 @@
  */
 
 import { constants } from 'node:fs';
-import { chmod, chown, lstat, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ActionArgs, MAX_UPLOAD_BYTES, WorkbenchError } from '../../contract/index.js';
 import { type FileContext, placeFile } from './files.js';
-
-/** How long a stage may sit untouched before the cleanup sweep removes it, ms: one hour. */
-export const UPLOAD_IDLE_MS = 60 * 60 * 1000;
-
-/** The folder under the workbench root holding the stages of every run's uploads. */
-export const UPLOADS_DIR = '.uploads';
-
-/** The stage folder of one run's uploads. */
-export function uploadStageDir(workbenchRoot: string, runId: string): string {
-  return join(workbenchRoot, UPLOADS_DIR, runId);
-}
+import { removeUploadStage } from './upload-stages.js';
 
 /** The part of an `fs_write` call that makes it an upload. */
 export type UploadPart = NonNullable<ActionArgs<'fs_write'>['upload']>;
@@ -40,12 +29,44 @@ export function partBytes(args: ActionArgs<'fs_write'>): Buffer {
   return Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
 }
 
+/** Refusals that leave the stage as it is: the part was out of order, the stage is sound. */
+const keepingStage = new WeakSet<object>();
+
 function offsetRefusal(upload: UploadPart, staged: number): WorkbenchError {
-  return new WorkbenchError(
+  const err = new WorkbenchError(
     'invalid_arguments',
     `invalid_arguments: upload "${upload.id}" has ${staged} bytes staged on this replica, so its next part goes at offset ${staged}, not ${upload.offset}; send that part (or start again at offset 0)`,
     { uploadId: upload.id, staged },
   );
+  keepingStage.add(err);
+  return err;
+}
+
+/**
+ * After a part failed with `err`: removes the upload's stage, unless the part was only
+ * out of order (the stage is sound and the answer says where the next part goes). A
+ * refused upload (over the quota, over the upload limit) keeps nothing, so a caller
+ * that gives up leaves nothing behind; one that tries again starts at offset 0.
+ */
+export async function dropFailedStage(
+  stageDir: string,
+  upload: UploadPart,
+  err: unknown,
+): Promise<void> {
+  if (typeof err === 'object' && err !== null && keepingStage.has(err)) return;
+  await removeUploadStage(stageDir, upload.id);
+}
+
+/** `abort: true`: the upload's stage goes, nothing is written, the next part starts at 0. */
+export async function abortUpload(stageDir: string, path: string, upload: UploadPart) {
+  if (upload.complete) {
+    throw new WorkbenchError(
+      'invalid_arguments',
+      `invalid_arguments: upload "${upload.id}": a part cannot both complete and abort the upload`,
+    );
+  }
+  await removeUploadStage(stageDir, upload.id);
+  return { path, upload: { id: upload.id, staged: 0, complete: false, aborted: true } };
 }
 
 async function stagedSize(file: string): Promise<number> {
@@ -117,7 +138,6 @@ export async function writeUploadPart(
     return { path: args.path, upload: { id: upload.id, staged: reached, complete: false } };
   }
   if (upload.size !== undefined && upload.size !== reached) {
-    await rm(file, { force: true });
     throw new WorkbenchError(
       'invalid_arguments',
       `invalid_arguments: upload "${upload.id}" staged ${reached} bytes but its last part says the file has ${upload.size}; nothing was written, start the upload again`,
@@ -135,35 +155,6 @@ export async function writeUploadPart(
       upload: { id: upload.id, staged: reached, complete: true },
     };
   } finally {
-    await rm(file, { force: true });
+    await removeUploadStage(stageDir, upload.id);
   }
-}
-
-/**
- * Removes stages idle for longer than `idleMs` and stage folders left empty; returns
- * how many stages went. A folder or file that vanishes meanwhile is skipped.
- */
-export async function sweepUploads(
-  workbenchRoot: string,
-  now: number,
-  idleMs = UPLOAD_IDLE_MS,
-): Promise<number> {
-  const root = join(workbenchRoot, UPLOADS_DIR);
-  const runs = await readdir(root).catch(() => [] as string[]);
-  let removed = 0;
-  for (const runId of runs) {
-    const dir = join(root, runId);
-    const names = await readdir(dir).catch(() => [] as string[]);
-    let left = names.length;
-    for (const name of names) {
-      const st = await stat(join(dir, name)).catch(() => null);
-      if (st !== null && now - st.mtimeMs <= idleMs) continue;
-      await rm(join(dir, name), { force: true, recursive: true });
-      removed += 1;
-      left -= 1;
-    }
-    // Only an empty folder goes: a part arriving meanwhile keeps it.
-    if (left === 0) await rmdir(dir).catch(() => {});
-  }
-  return removed;
 }

@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { checkRunId } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
@@ -9,10 +10,11 @@ import {
   listLiveWorkspacesForNode,
   listLiveWorkspacesOfEndedRuns,
   listRunsAwaitingCleanup,
+  listRunsHeldByNode,
   releaseWorkspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { sweepUploads } from '../actions/index.js';
+import { sweepUploads, UPLOAD_IDLE_MS } from '../actions/index.js';
 import { deleteRunData, releaseReasonFor, removeWorkspaceDir } from './run-lifecycle.js';
 
 /** What one sweep needs. */
@@ -29,8 +31,16 @@ export interface SweeperDeps {
    * (it forgets what it knew of them as it does), never the sweep's.
    */
   tracked?: () => string[];
+  /**
+   * Evicts warm copies (and their warm sandboxes) of runs whose workspace this node no
+   * longer holds, given the runs it holds; returns the run ids evicted. The backstop of
+   * a run's end or deletion that did not reach this node.
+   */
+  evictUnheld?: (held: ReadonlySet<string>) => Promise<string[]>;
   /** Removes what killed sandbox runs left on this host (empty per-command cgroups); returns how many. */
   sweepSandbox?: () => Promise<number>;
+  /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */
+  uploadIdleMs?: number;
 }
 
 /** What one sweep removed. */
@@ -39,13 +49,19 @@ export interface SweepReport {
   released: number;
   /** Deleted or retention-expired runs whose data was removed. */
   runsCleaned: number;
-  /** Local directories that no live row on this node claimed, removed. */
+  /** Workspace directories of this node's that no live row on it claimed, removed. */
   directoriesRemoved: number;
   /** Such directories whose removal failed (logged; the next sweep tries again). */
   directoriesFailed: number;
-  /** Warm copies evicted for idleness. */
+  /**
+   * Entries of the workbench root named like a run that the sweep left because nothing
+   * shows this node made them: a file or a link, or a directory of a run this node never
+   * held. An operator's to look at.
+   */
+  entriesKept: number;
+  /** Warm copies evicted for idleness, or because this node no longer holds their run. */
   warmEvicted: number;
-  /** Stages of uploads left idle (never completed), removed. */
+  /** Stages of uploads removed: idle past `MEMQL_UPLOAD_IDLE_MS`, or of runs not held here. */
   uploadsRemoved: number;
 }
 
@@ -69,9 +85,17 @@ async function releaseMissed(deps: SweeperDeps): Promise<number> {
   return released;
 }
 
+/**
+ * Removes workspace directories of this node's that no live row on it claims. What
+ * the sweep removes is only what it can show this node made: an entry of the
+ * workbench root is removed when it is a directory (not a file, not a link), its name
+ * is a run id, and this node has a workspace row of that run (live or not: the node
+ * makes `<root>/<runId>` only for a run it holds, after the row is committed). Anything
+ * else named like a run is left and counted.
+ */
 async function removeUnclaimedDirs(
   deps: SweeperDeps,
-): Promise<{ removed: number; failed: number }> {
+): Promise<{ removed: number; failed: number; kept: number; live: Set<string> }> {
   // Directory names first, rows second: a workspace row is committed before its
   // directory is made, so any directory seen here already has its row if it is live.
   // Directories the warm cache tracks are left to it.
@@ -79,33 +103,41 @@ async function removeUnclaimedDirs(
   try {
     names = await readdir(deps.workbenchRoot);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { removed: 0, failed: 0 };
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    names = [];
   }
   const live = new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId));
+  const result = { removed: 0, failed: 0, kept: 0, live: new Set(live) };
   for (const runId of deps.tracked?.() ?? []) live.add(runId);
-  let removed = 0;
-  let failed = 0;
-  for (const name of names) {
-    if (live.has(name) || checkRunId(name) !== null) continue;
+  const unclaimed = names.filter((name) => !live.has(name) && checkRunId(name) === null);
+  if (unclaimed.length === 0) return result;
+  const made = await listRunsHeldByNode(deps.db, deps.nodeId, unclaimed);
+  for (const name of unclaimed) {
+    const st = await lstat(join(deps.workbenchRoot, name)).catch(() => null);
+    if (st === null) continue;
+    if (!made.has(name) || !st.isDirectory()) {
+      result.kept += 1;
+      continue;
+    }
     // One directory that cannot be removed does not keep the sweep from the others.
     try {
       await removeWorkspaceDir(deps.workbenchRoot, name);
-      removed += 1;
+      result.removed += 1;
     } catch (err) {
-      failed += 1;
+      result.failed += 1;
       deps.log.warn({ err, runId: name }, 'unclaimed workspace directory could not be removed');
     }
   }
-  return { removed, failed };
+  return result;
 }
 
 /**
  * One pass of the periodic cleanup: releases live workspaces of runs that already
  * ended (a release that was interrupted), finishes the deletion of deleted or expired
- * runs, removes local directories no live row on this node claims, evicts idle
- * warm copies, removes what killed sandbox runs left on this host and the stages of
- * uploads left idle. Each step is idempotent, so a crashed sweep is simply run again.
+ * runs, removes this node's workspace directories no live row on it claims, evicts
+ * warm copies that are idle or of runs no longer held here, removes what killed
+ * sandbox runs left on this host, and the stages of uploads left idle or of runs not
+ * held here. Each step is idempotent, so a crashed sweep is simply run again.
  */
 export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepReport> {
   const released = await releaseMissed(deps);
@@ -116,16 +148,25 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
   }
   const dirs = await removeUnclaimedDirs(deps);
   const directoriesRemoved = dirs.removed;
-  const warmEvicted = deps.evictIdle ? (await deps.evictIdle(now)).length : 0;
+  const warmEvicted =
+    (deps.evictIdle ? (await deps.evictIdle(now)).length : 0) +
+    (deps.evictUnheld ? (await deps.evictUnheld(dirs.live)).length : 0);
   const sandboxLeftovers = (await deps.sweepSandbox?.()) ?? 0;
-  const uploadsRemoved = await sweepUploads(deps.workbenchRoot, now.getTime());
+  const uploads = await sweepUploads(
+    deps.workbenchRoot,
+    now.getTime(),
+    deps.uploadIdleMs ?? UPLOAD_IDLE_MS,
+    async () =>
+      new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId)),
+  );
   const report = {
     released,
     runsCleaned,
     directoriesRemoved,
     directoriesFailed: dirs.failed,
+    entriesKept: dirs.kept,
     warmEvicted,
-    uploadsRemoved,
+    uploadsRemoved: uploads.removed,
   };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(

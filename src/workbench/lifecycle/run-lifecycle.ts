@@ -17,7 +17,7 @@ import {
   type Workspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { removeTree } from '../actions/index.js';
+import { removeRunStages, removeTree } from '../actions/index.js';
 
 /** Where a run's workspace bytes live in the object store: everything under it is the run's. */
 export function runObjectPrefix(runId: string): string {
@@ -38,6 +38,12 @@ export function releaseReasonFor(status: TerminalRunStatus): ReleasedReason {
 export async function removeWorkspaceDir(workbenchRoot: string, runId: string): Promise<void> {
   if (checkRunId(runId) !== null) return;
   await removeTree(join(workbenchRoot, runId));
+}
+
+/** Removes what a run left in this node's workbench root: its directory and its upload stages. */
+async function removeRunLeftovers(workbenchRoot: string, runId: string): Promise<void> {
+  await removeWorkspaceDir(workbenchRoot, runId);
+  await removeRunStages(workbenchRoot, runId);
 }
 
 /**
@@ -75,9 +81,11 @@ export interface EndRunResult {
 /**
  * Moves a run to a terminal status and releases its workspace in the same
  * transaction (all four terminal statuses, `abandoned` included). Idempotent; a run
- * that never had a workspace is a plain status change. The local directory is removed
- * when `workbenchRoot` is given; replicas holding it elsewhere remove theirs in their
- * cleanup sweep, since no live row claims it any more.
+ * that never had a workspace is a plain status change. The local directory and the
+ * run's upload stages are removed when `workbenchRoot` is given; what nodes keep of it
+ * beyond that (a warm sandbox, a copy elsewhere) is theirs to let go of, asked by the
+ * caller (`WorkbenchHost.releaseRun`), or in their cleanup sweep, since no live row
+ * claims it any more.
  */
 export async function endRun(
   deps: { db: Db; log: Logger; workbenchRoot?: string },
@@ -98,7 +106,7 @@ export async function endRun(
     }
     return { run, changed, released };
   });
-  if (deps.workbenchRoot) await removeWorkspaceDir(deps.workbenchRoot, runId);
+  if (deps.workbenchRoot) await removeRunLeftovers(deps.workbenchRoot, runId);
   if (result.released) {
     deps.log.info(
       { runId, workspaceId: result.released.id, reason: releaseReasonFor(status) },
@@ -134,7 +142,7 @@ export async function deleteRunData(
   await deleteManifest(deps.db, runId);
   const commands = await deleteRunCommands(deps.db, runId);
   const workspaces = await markRunWorkspacesDeleted(deps.db, runId);
-  if (deps.workbenchRoot) await removeWorkspaceDir(deps.workbenchRoot, runId);
+  if (deps.workbenchRoot) await removeRunLeftovers(deps.workbenchRoot, runId);
   const counts = { objects, commands, workspaces, artifacts: artifacts.length };
   deps.log.info({ runId, ...counts }, 'run data deleted');
   return counts;

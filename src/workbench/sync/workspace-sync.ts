@@ -80,6 +80,11 @@ export interface WorkspaceSyncDeps {
    * (`workspace_quota_exceeded`). Omitted: no limit.
    */
   quota?: WorkspaceQuota;
+  /**
+   * Bytes the quota counts besides the directory's files: the run's staged uploads
+   * (`actions/upload-stages.ts`). Omitted: none.
+   */
+  stagedBytes?: (runId: string) => Promise<number>;
 }
 
 /**
@@ -232,6 +237,7 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
   }
   if (deps.quota) {
     const usage = usageOf(scan.files);
+    usage.bytes += (await deps.stagedBytes?.(runId)) ?? 0;
     const over = overQuota(usage, deps.quota);
     if (over) throw quotaError(runId, over, usage, deps.quota, 'this change');
   }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -132,10 +132,20 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   });
   await provisionWorkspace(db, { runId: 'run-expired', nodeId: 'node-2', ownerUserId: 'owner' });
   await objects.put(`${runObjectPrefix('run-expired')}blobs/x`, Buffer.from('x'));
-  // Directories: one live here, one whose row lives on another node, one not a run id.
+  // Directories: one live here, one whose row lives on another node (so this node
+  // never made it), one not a run id, and one of a run this node held until another
+  // took it over.
   await runWithWorkspace('run-live');
   await runWithWorkspace('run-elsewhere', 'node-2');
   await mkdir(join(root, 'lost+found'), { recursive: true });
+  await runWithWorkspace('run-moved');
+  await db.execute(
+    "update workbench_workspace set status = 'released', released_reason = 'node_lost', released_at = now() where run_id = 'run-moved'",
+  );
+  await provisionWorkspace(db, { runId: 'run-moved', nodeId: 'node-2', ownerUserId: 'owner' });
+  // Entries named like runs that are no directories of this node's: a file, a link.
+  await writeFile(join(root, 'run-notes'), 'an operator file\n');
+  await symlink(join(base, 'objects'), join(root, 'run-link'));
   // A warm copy the cache still tracks, though no live row here claims it.
   await mkdir(join(root, 'run-warm'), { recursive: true });
   // Upload stages: one idle for two hours (a caller that never completed), one fresh.
@@ -145,6 +155,10 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
   await utimes(join(stages, 'upload-old'), twoHoursAgo, twoHoursAgo);
   await writeFile(join(stages, 'upload-new'), 'staged');
+  // A fresh stage of a run whose workspace is no longer held here.
+  const movedStages = join(root, '.uploads', 'run-moved');
+  await mkdir(movedStages, { recursive: true });
+  await writeFile(join(movedStages, 'upload-moved'), 'staged');
 
   let evictedAt: Date | null = null;
   const now = new Date();
@@ -168,18 +182,29 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     runsCleaned: 1,
     directoriesRemoved: 2,
     directoriesFailed: 0,
+    entriesKept: 3,
     warmEvicted: 1,
-    uploadsRemoved: 1,
+    uploadsRemoved: 2,
   });
   t.same(await readdir(stages), ['upload-new'], 'an idle stage goes, a fresh one stays');
+  t.same(await readdir(join(root, '.uploads')), ['run-live'], 'stages of a run not held here go');
   t.equal(await getLiveWorkspace(db, 'run-missed'), null);
   const events = await listAuditEvents(db, { runId: 'run-missed' });
   t.equal(events.at(-1)?.metadata.reason, 'run_failed');
   t.same((await objects.list(runObjectPrefix('run-expired'))).items, []);
   t.same(
     (await readdir(root)).sort(),
-    ['.uploads', 'lost+found', 'run-keep', 'run-live', 'run-warm'],
-    'claimed and warm-tracked directories, and names that are not run ids, stay',
+    [
+      '.uploads',
+      'lost+found',
+      'run-elsewhere',
+      'run-keep',
+      'run-link',
+      'run-live',
+      'run-notes',
+      'run-warm',
+    ],
+    'only directories this node made go: claimed and warm-tracked ones, names that are not run ids, files, links and directories of runs it never held stay',
   );
   t.equal(evictedAt, now);
   const second = await sweepOnce(
@@ -191,6 +216,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     runsCleaned: 0,
     directoriesRemoved: 0,
     directoriesFailed: 0,
+    entriesKept: 3,
     warmEvicted: 0,
     uploadsRemoved: 0,
   });
