@@ -212,9 +212,8 @@ export class WorkbenchClient {
    * `effect` says which (`ended`: it had ended already).
    */
   async cancelCommand(commandId: string): Promise<CancelAnswer> {
-    const body = await this.http.json('POST', `/v1/commands/${enc(commandId, 'commandId')}/cancel`, {
-      body: {},
-    });
+    const path = `/v1/commands/${enc(commandId, 'commandId')}/cancel`;
+    const body = await this.http.json('POST', path, { body: {} });
     return { command: field<CommandRecord>(body, 'command'), effect: field(body, 'effect') };
   }
 
