@@ -9,3 +9,4 @@ export * from './agent-node.js';
 export * from './dispatcher.js';
 export * from './no-peer.js';
 export * from './router.js';
+export type { WorkerCallStopper } from './worker-calls.js';

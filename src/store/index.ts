@@ -13,6 +13,7 @@ export { DataDirLockedError, LOCK_FILE } from './data-dir-lock.js';
 export type * from './db.js';
 export * from './errors.js';
 export * from './file-conflicts.js';
+export * from './kill-switch-notices.js';
 export * from './manifest.js';
 export * from './migrate.js';
 export * from './open-db.js';
