@@ -71,7 +71,7 @@ export function requirePerson(caller: Caller, decision: PersonDecision): void {
   throw new ApiError(
     403,
     'person_required',
-    `person_required: ${decision} is the user's own decision, and this request carries an agent token (what tool loops, the MCP server and memql in a tool loop hold), which cannot make it; nothing changed. The user decides it themselves, signed in to the console.`,
+    `person_required: ${decision} is the user's own decision, and this request carries an agent token (the kind a tool loop or the MCP server holds), which cannot make it; nothing changed. The user decides it themselves, signed in to the console.`,
   );
 }
 

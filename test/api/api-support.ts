@@ -25,9 +25,12 @@ export interface ApiHarness {
   host: WorkbenchHost;
   base: string;
   root: string;
-  /** Bearer tokens of two users. */
+  /** Agent tokens of two users (what a tool loop holds). */
   alice: string;
   bob: string;
+  /** Person tokens of the same two users (what decides consent). */
+  alicePerson: string;
+  bobPerson: string;
   /** fetch against the API with a token. */
   call(token: string | null, path: string, init?: RequestInit): Promise<Response>;
   /** A new run of the token's user; its id. */
@@ -104,6 +107,8 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
   t.teardown(() => api.close());
   const alice = (await createApiToken(db, 'alice')).token;
   const bob = (await createApiToken(db, 'bob')).token;
+  const alicePerson = (await createApiToken(db, 'alice', { kind: 'person' })).token;
+  const bobPerson = (await createApiToken(db, 'bob', { kind: 'person' })).token;
 
   const call = (token: string | null, path: string, init: RequestInit = {}) =>
     fetch(`${api.url}${path}`, {
@@ -133,7 +138,22 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
     if (res.status !== 200) throw new Error(`dispatch answered HTTP ${res.status}`);
     return res.body;
   };
-  return { url: api.url, db, objects, host, base, root, alice, bob, call, json, newRun, dispatch };
+  return {
+    url: api.url,
+    db,
+    objects,
+    host,
+    base,
+    root,
+    alice,
+    bob,
+    alicePerson,
+    bobPerson,
+    call,
+    json,
+    newRun,
+    dispatch,
+  };
 }
 
 /** A dispatch envelope for `runId`. */
