@@ -141,9 +141,14 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
   const state = await readConsentState(h.db, 'alice');
   t.equal(state.workers.get('alice-laptop')?.scope, 'observe', 'stored');
 
-  const again = await h.json<Json>(h.alicePerson, 'POST', `/v1/consent-requests/${request.id}/approve`, {
-    scope: 'full',
-  });
+  const again = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+    {
+      scope: 'full',
+    },
+  );
   t.equal(again.status, 409, 'a decided request is a conflict');
   t.equal(again.body.errorCode, 'invalid_arguments');
   t.match(again.body.message, /already approved at observe/);
@@ -177,9 +182,14 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
 
 t.test('approve for less than required: recorded, covers false, the lower tier held', async (t) => {
   const request = await card('alice', 'alice-desktop', 'run-a2', 'full');
-  const res = await h.json<Json>(h.alicePerson, 'POST', `/v1/consent-requests/${request.id}/approve`, {
-    scope: 'observe',
-  });
+  const res = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+    {
+      scope: 'observe',
+    },
+  );
   t.equal(res.status, 200);
   t.equal(res.body.covers, false);
   t.equal(res.body.request.decidedScope, 'observe');
@@ -192,7 +202,11 @@ t.test('approve for less than required: recorded, covers false, the lower tier h
 t.test('approving never lowers a standing scope', async (t) => {
   await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/alice-desktop/scope', { scope: 'full' });
   const request = await card('alice', 'alice-desktop', 'run-a3', 'observe');
-  const res = await h.json<Json>(h.alicePerson, 'POST', `/v1/consent-requests/${request.id}/approve`);
+  const res = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+  );
   t.equal(res.body.consent.scope, 'full');
   t.equal(res.body.covers, true);
 });
@@ -226,8 +240,16 @@ t.test(
       t.equal(res.status, 404, path);
       t.equal(res.body.errorCode, 'not_found');
     }
-    const mine = await h.json<Json>(h.bobPerson, 'POST', `/v1/consent-requests/${request.id}/approve`);
-    const missing = await h.json<Json>(h.bobPerson, 'POST', '/v1/consent-requests/csr_nope/approve');
+    const mine = await h.json<Json>(
+      h.bobPerson,
+      'POST',
+      `/v1/consent-requests/${request.id}/approve`,
+    );
+    const missing = await h.json<Json>(
+      h.bobPerson,
+      'POST',
+      '/v1/consent-requests/csr_nope/approve',
+    );
     t.equal(
       mine.body.message.replace(request.id, 'X'),
       missing.body.message.replace('csr_nope', 'X'),
@@ -288,7 +310,9 @@ t.test('the kill switch, user-wide and per worker, shows in GET /v1/workers', as
   t.equal(view.workers.find((w: Json) => w.workerId === 'alice-desktop').killSwitch, true);
   t.equal(view.workers.find((w: Json) => w.workerId === 'alice-laptop').killSwitch, false);
 
-  const all = await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', { engaged: true });
+  const all = await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', {
+    engaged: true,
+  });
   t.match(all.body.killSwitch, { workerId: null, engaged: true });
   view = (await h.json<Json>(h.alice, 'GET', '/v1/workers')).body;
   t.equal(view.killSwitch, true);
