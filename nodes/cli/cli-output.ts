@@ -58,9 +58,9 @@ workspaces, artifacts, fleet
 
 tokens (with an operator credential as --token; npm start keeps one in
 <data dir>/operator-token)
-  memql tokens create <userId> [--label TEXT] [--kind agent|person]
-      prints the new token once: agent (default) for tool loops, MCP and
-      memql worker; person for the user's own sign-in (console, CLI)
+  memql tokens create <userId> [--label TEXT]            prints the new token once
+      --kind agent (default): for tool loops, MCP and memql worker;
+      --kind person: the user's own sign-in (console, CLI), which decides consent
   memql tokens ls [--user USERID]                        ids, never secrets
   memql tokens revoke <tokenId>
   memql build <runId> [--ref REF] [--script NAME]
