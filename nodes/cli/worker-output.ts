@@ -59,9 +59,7 @@ export function formatConsentRequests(requests: readonly ConsentRequestView[]): 
     ]),
   );
   const pending = requests.some((r) => r.status === 'pending');
-  return pending
-    ? `${rows}(the user answers them, in the console)\n`
-    : rows;
+  return pending ? `${rows}(the user answers them, in the console)\n` : rows;
 }
 
 /** What approving did. */
