@@ -10,10 +10,19 @@
  *
  * Taking the ticket before the read is what closes the race: a switch committed
  * before the read is seen by the gate, and one committed after it is announced after
- * the ticket exists.
+ * the ticket exists. A stopped call answers `kill_switch_engaged` ({@link killSwitchResult}),
+ * unless the worker's answer shows it had finished first ({@link cutShort}).
  *
  * @module
  */
+
+import {
+  type DispatchFailure,
+  type DispatchResult,
+  errorResult,
+  REROUTED_FROM,
+  type UnmetNeed,
+} from '../contract/index.js';
 
 /** Stops the calls a kill switch covers (the API's hook into the agent). */
 export interface WorkerCallStopper {
@@ -113,4 +122,41 @@ export function eitherSignal(a: AbortSignal | undefined, b: AbortSignal): AbortS
   a.addEventListener('abort', abort, { once: true });
   b.addEventListener('abort', abort, { once: true });
   return both.signal;
+}
+
+/**
+ * Whether a worker's answer shows the call was cut short by the cancel a kill switch
+ * sent (an `exec` that ended `cancelled`, or a call cancelled while it waited for a
+ * slot), rather than finished before the cancel arrived: a finished call keeps its
+ * true answer.
+ */
+export function cutShort(action: string, result: DispatchResult): boolean {
+  if (!result.ok) return result.errorCode === 'unavailable';
+  if (action !== 'exec') return false;
+  return (result.payload as { cancelled?: unknown } | undefined)?.cancelled === true;
+}
+
+/**
+ * The `kill_switch_engaged` answer: of a call refused before it was sent (`stopped`
+ * null), or of one stopped while it ran on the worker, carrying what the worker
+ * answered (an exec's output up to the kill).
+ */
+export function killSwitchResult(
+  workerIds: readonly string[],
+  needs: readonly UnmetNeed[],
+  stopped: DispatchResult | null,
+): DispatchFailure {
+  const base = { reroutedFrom: REROUTED_FROM, unmetNeeds: needs, workerIds };
+  if (stopped === null) {
+    return errorResult(
+      'kill_switch_engaged',
+      `kill_switch_engaged: the user turned computer use off for worker "${workerIds.join(', ')}" while this call was on its way; nothing ran. Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`,
+      base,
+    );
+  }
+  return errorResult(
+    'kill_switch_engaged',
+    `kill_switch_engaged: the user turned computer use off while this call ran on worker "${workerIds.join(', ')}"; it was stopped before it finished and its processes were killed (what it changed until then stays changed). Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`,
+    { ...base, stopped: true, ...(stopped.ok ? { answer: stopped.payload } : {}) },
+  );
 }

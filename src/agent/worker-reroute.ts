@@ -60,7 +60,13 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { decideReroute, type GateDecision, type GateWorker } from './consent-gate.js';
-import { eitherSignal, WorkerCalls, type WorkerCallTicket } from './worker-calls.js';
+import {
+  cutShort,
+  eitherSignal,
+  killSwitchResult,
+  WorkerCalls,
+  type WorkerCallTicket,
+} from './worker-calls.js';
 
 /** What the reroute needs from the node's worker hub. */
 export interface WorkerLinks {
@@ -368,41 +374,4 @@ export class WorkerReroute {
     }
     return { result: { ...result, routing }, workerId: decision.workerId };
   }
-}
-
-/**
- * Whether a worker's answer shows the call was cut short by the cancel a kill switch
- * sent (an `exec` that ended `cancelled`, or a call cancelled while it waited for a
- * slot), rather than finished before the cancel arrived: a finished call keeps its
- * true answer.
- */
-function cutShort(action: string, result: DispatchResult): boolean {
-  if (!result.ok) return result.errorCode === 'unavailable';
-  if (action !== 'exec') return false;
-  return (result.payload as { cancelled?: unknown } | undefined)?.cancelled === true;
-}
-
-/**
- * The `kill_switch_engaged` answer: of a call refused before it was sent (`stopped`
- * null), or of one stopped while it ran on the worker, carrying what the worker
- * answered (an exec's output up to the kill).
- */
-function killSwitchResult(
-  workerIds: readonly string[],
-  needs: readonly UnmetNeed[],
-  stopped: DispatchResult | null,
-): DispatchFailure {
-  const base = { reroutedFrom: REROUTED_FROM, unmetNeeds: needs, workerIds };
-  if (stopped === null) {
-    return errorResult(
-      'kill_switch_engaged',
-      `kill_switch_engaged: the user turned computer use off for worker "${workerIds.join(', ')}" while this call was on its way; nothing ran. Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`,
-      base,
-    );
-  }
-  return errorResult(
-    'kill_switch_engaged',
-    `kill_switch_engaged: the user turned computer use off while this call ran on worker "${workerIds.join(', ')}"; it was stopped before it finished and its processes were killed (what it changed until then stays changed). Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`,
-    { ...base, stopped: true, ...(stopped.ok ? { answer: stopped.payload } : {}) },
-  );
 }
