@@ -4,8 +4,9 @@
  * workbench, serves the HTTP API and the operator console on `MEMQL_HTTP_LISTEN`,
  * and `grpc.health.v1` on `MEMQL_GRPC_LISTEN`.
  *
- * `node dist/nodes/agent/main.js create-token <userId>` makes an API token for a user
- * (stored hashed; the plaintext is printed once) and exits; `create-operator-token
+ * `node dist/nodes/agent/main.js create-token <userId> [--person]` makes an API token
+ * for a user, an agent token or with `--person` the user's own person token (stored
+ * hashed; the plaintext is printed once) and exits; `create-operator-token
  * [label]` makes an operator credential the same way, for `/v1/admin` (making and
  * revoking users' tokens through a running node).
  *
@@ -45,12 +46,16 @@ async function main(): Promise<void> {
   }
   if (createToken) {
     const userId = process.argv[3] ?? '';
-    if (!/^[\x21-\x7e]{1,200}$/.test(userId)) {
-      process.stderr.write('usage: main.js create-token <userId> (printable, no spaces)\n');
+    const flags = process.argv.slice(4);
+    if (!/^[\x21-\x7e]{1,200}$/.test(userId) || flags.some((f) => f !== '--person')) {
+      process.stderr.write(
+        "usage: main.js create-token <userId> [--person] (userId printable, no spaces; --person: the user's own token, which decides consent)\n",
+      );
       process.exit(2);
     }
+    const kind = flags.includes('--person') ? 'person' : 'agent';
     const db = await openDb(config.database);
-    const made = await createApiToken(db, userId, { label: 'create-token' });
+    const made = await createApiToken(db, userId, { label: 'create-token', kind });
     await db.close();
     process.stdout.write(`${made.token}\n`);
     return;
@@ -80,6 +85,7 @@ async function main(): Promise<void> {
           : inProcessFleet(config, local, db),
       localFallback: config.workbenchRemote && config.workbenchLocalFallback,
       ...(node.workers ? { workers: node.workers } : {}),
+      ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       releaseRun: (runId) => node.releaseRun(runId),
       metrics: local?.queue.metrics.registry ?? new Registry(),

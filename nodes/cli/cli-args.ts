@@ -7,8 +7,10 @@ import { parseArgs } from 'node:util';
 import { quote } from 'shell-quote';
 import {
   isTerminalRunStatus,
+  isTokenKind,
   type RunStatus,
   type TerminalRunStatus,
+  type TokenKind,
 } from '../../src/client/index.js';
 import { take, UsageError } from './cli-usage.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
@@ -49,7 +51,7 @@ export type CliCommand =
   | { kind: 'artifacts-download'; artifactId: string; out?: string; progress: boolean }
   | { kind: 'fleet' }
   | { kind: 'mcp' }
-  | { kind: 'tokens-create'; userId: string; label?: string }
+  | { kind: 'tokens-create'; userId: string; label?: string; tokenKind?: TokenKind }
   | { kind: 'tokens-list'; userId?: string }
   | { kind: 'tokens-revoke'; tokenId: string }
   | { kind: 'build'; runId: string; ref?: string; script?: string }
@@ -101,6 +103,7 @@ const OPTIONS = {
   limit: { type: 'string' },
   before: { type: 'string' },
   label: { type: 'string' },
+  kind: { type: 'string' },
   user: { type: 'string' },
   ref: { type: 'string' },
   script: { type: 'string' },
@@ -139,7 +142,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'artifacts-download': ['out', 'progress'],
   fleet: [],
   mcp: [],
-  'tokens-create': ['label'],
+  'tokens-create': ['label', 'kind'],
   'tokens-list': ['user'],
   'tokens-revoke': [],
   build: ['ref', 'script'],
@@ -307,10 +310,16 @@ function parseCommand(
     case 'tokens': {
       if (sub === 'create') {
         const [userId] = take(rest, ['<userId>'], 'tokens create');
+        if (v.kind !== undefined && !isTokenKind(v.kind)) {
+          throw new UsageError(
+            `tokens create: --kind must be agent (a tool loop's) or person (the user's own), not "${v.kind}"`,
+          );
+        }
         return {
           kind: 'tokens-create',
           userId: userId!,
           ...(v.label === undefined ? {} : { label: v.label }),
+          ...(v.kind === undefined ? {} : { tokenKind: v.kind }),
         } as const;
       }
       if (sub === 'ls' || sub === 'list') {

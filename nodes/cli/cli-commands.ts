@@ -215,10 +215,10 @@ async function runCommand(
     case 'artifacts-download':
       return download(command, global.json, client, io, signal);
     case 'tokens-create': {
-      const made = await client.createToken(
-        command.userId,
-        command.label === undefined ? {} : { label: command.label },
-      );
+      const made = await client.createToken(command.userId, {
+        ...(command.label === undefined ? {} : { label: command.label }),
+        ...(command.tokenKind === undefined ? {} : { kind: command.tokenKind }),
+      });
       global.json ? json(out, made) : line(out, made.secret);
       return 0;
     }

@@ -59,6 +59,8 @@ workspaces, artifacts, fleet
 tokens (with an operator credential as --token; npm start keeps one in
 <data dir>/operator-token)
   memql tokens create <userId> [--label TEXT]            prints the new token once
+      --kind agent (default): for tool loops, MCP and memql worker;
+      --kind person: the user's own sign-in (console, CLI), which decides consent
   memql tokens ls [--user USERID]                        ids, never secrets
   memql tokens revoke <tokenId>
   memql build <runId> [--ref REF] [--script NAME]
@@ -66,13 +68,15 @@ tokens (with an operator credential as --token; npm start keeps one in
       npm run NAME (default build), as uid 10001 without network, on a replica that
       has node, npm and git; streams the output, exits like exec
 
-worker hosts (your own machines running "memql worker"; see the README)
+worker hosts (your own machines running "memql worker"; see the README; raising a
+scope, kill-switch off and consent approve/deny take your person token)
   memql workers ls                             connected or not, scope, kill switch
   memql workers scope <workerId> <none|observe|full>
       the standing scope: observe permits fs_read and fs_list only, full every
       worker action; none revokes it
   memql workers kill-switch <on|off> [--worker ID]
-      on: no call runs on any of your workers (or only not on --worker ID)
+      on: no call runs on any of your workers (or only not on --worker ID), and
+      the calls running there are stopped
   memql workers invocations [--run RUNID] [--worker ID]
       calls that were sent to a worker, and why
   memql consent ls [--status pending|approved|denied]    pending by default
@@ -166,9 +170,11 @@ export function hintFor(code: string): string {
     case 'no_sandbox':
       return 'the node has no sandbox runner; install bubblewrap or configure MEMQL_RUNNER on the node';
     case 'consent_required':
-      return 'see the request with "memql consent ls" and approve it with "memql consent approve <id>"; then repeat the call';
+      return 'the user decides the request, in the console; repeat the call once they have approved it';
     case 'kill_switch_engaged':
-      return 'you turned computer use off; "memql workers ls" shows which switch, "memql workers kill-switch off" turns it back on';
+      return 'computer use is off for that worker; only the user turns it back on, in the console';
+    case 'person_required':
+      return 'only the user can decide this, signed in to the console; an agent token cannot';
     case 'worker_unavailable':
       return 'start "memql worker" on a machine that provides what the call needs; "memql workers ls" lists yours';
     case 'internal':
@@ -229,8 +235,8 @@ export function formatRuns(page: RunPage): string {
 export function formatTokens(tokens: readonly TokenRecord[]): string {
   if (tokens.length === 0) return 'no tokens\n';
   return table(
-    ['ID', 'USER', 'LABEL', 'CREATED', 'REVOKED'],
-    tokens.map((k) => [k.id, k.userId, k.label ?? '-', k.createdAt, k.revokedAt ?? '-']),
+    ['ID', 'USER', 'KIND', 'LABEL', 'CREATED', 'REVOKED'],
+    tokens.map((k) => [k.id, k.userId, k.kind, k.label ?? '-', k.createdAt, k.revokedAt ?? '-']),
   );
 }
 

@@ -33,7 +33,7 @@ export function workerRows(workers: readonly WorkerView[]): string {
 /** `memql workers ls`: the user-wide kill switch, then the workers. */
 export function formatWorkers(answer: WorkersAnswer): string {
   const head = answer.killSwitch
-    ? 'kill switch: ON for every worker (no call runs on any; "memql workers kill-switch off" turns it off)\n'
+    ? 'kill switch: ON for every worker (no call runs on any; only the user turns it off, in the console)\n'
     : 'kill switch: off\n';
   if (answer.workers.length === 0) {
     return `${head}no workers: start "memql worker" on a machine of yours to connect one\n`;
@@ -59,9 +59,7 @@ export function formatConsentRequests(requests: readonly ConsentRequestView[]): 
     ]),
   );
   const pending = requests.some((r) => r.status === 'pending');
-  return pending
-    ? `${rows}(answer one: memql consent approve <id> [--scope observe|full], or memql consent deny <id>)\n`
-    : rows;
+  return pending ? `${rows}(the user answers them, in the console)\n` : rows;
 }
 
 /** What approving did. */

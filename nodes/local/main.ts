@@ -1,15 +1,22 @@
 /**
  * `npm start`: an agent node and a workbench node in one process on the embedded
  * defaults (PGlite and a filesystem object store under a data directory), serving
- * the HTTP API and the operator console on `MEMQL_HTTP_LISTEN`, with a development
- * token for user `dev` kept in the data directory. Wiring only: load config, build
- * the parts, wait for a signal, stop.
+ * the HTTP API and the operator console on `MEMQL_HTTP_LISTEN`, with two development
+ * tokens for user `dev` kept in the data directory: a person token (the console link
+ * and the CLI line it prints: the user's own, the one that decides consent) and an
+ * agent token (for tool loops, MCP and `memql worker`). Wiring only: load config,
+ * build the parts, wait for a signal, stop.
  */
 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startAgentNode } from '../../src/agent/index.js';
-import { ensureDevToken, ensureOperatorToken, startApiServer } from '../../src/api/index.js';
+import {
+  ensureDevToken,
+  ensureOperatorToken,
+  ensurePersonToken,
+  startApiServer,
+} from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { DataDirLockedError, openDb, pgliteTemplatePath } from '../../src/store/index.js';
@@ -89,11 +96,13 @@ async function main(): Promise<void> {
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
       ...(agent.workers ? { workers: agent.workers } : {}),
+      ...(agent.workerCalls ? { workerCalls: agent.workerCalls } : {}),
       log,
     },
     config.listen.http,
   );
   const dev = await ensureDevToken(db, config.dataDir);
+  const person = await ensurePersonToken(db, config.dataDir);
   const operatorFile = await ensureOperatorToken(db, config.dataDir);
   log.info({ url: api.url }, 'API served');
   const metrics = config.listen.metrics
@@ -110,13 +119,19 @@ async function main(): Promise<void> {
       `  sandbox:        ${sandbox}`,
       `  API:            ${api.url}/v1`,
       `  console:        ${api.url}/console`,
+      `  sign in:        ${api.url}/console#token=${person.token}`,
+      `                  (opens the console as you, user "${person.userId}", with your person token)`,
+      `  your CLI:       export MEMQL_URL=${api.url} MEMQL_TOKEN=${person.token}`,
+      `                  (the person token, kept in ${person.file}, mode 0600: only it approves`,
+      '                  consent, raises a scope or turns the kill switch off; keep it out of tool loops)',
       ...(agent.grpcAddress
         ? [
             `  worker hosts:   MEMQL_WORKER_AGENT=${agent.grpcAddress.host}:${agent.grpcAddress.port} memql worker`,
           ]
         : []),
       `  token:          ${dev.token}`,
-      `                  (user "${dev.userId}"; kept in ${dev.file}, mode 0600)`,
+      `                  (agent token of user "${dev.userId}", for tool loops, MCP and memql worker;`,
+      `                  kept in ${dev.file}, mode 0600)`,
       `  operator:       ${operatorFile} (mode 0600): makes other users' tokens,`,
       `                  MEMQL_TOKEN=$(cat ${operatorFile}) memql tokens create <userId>`,
       'ready. Ctrl-C stops.',

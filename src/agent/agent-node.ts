@@ -19,14 +19,18 @@ import {
 } from '../mesh/index.js';
 import {
   type Db,
+  listenForKillSwitch,
+  readConsentState,
   recordWorkerConnected,
   recordWorkerDisconnected,
-  resolveApiToken,
+  resolveTokenIdentity,
+  type Subscription,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';
 import { releaseRunOnReplicas } from './run-release.js';
+import { type WorkerCallStopper, WorkerCalls } from './worker-calls.js';
 import { WorkerReroute } from './worker-reroute.js';
 
 /** The node type agent nodes route workbench calls to. */
@@ -80,6 +84,12 @@ export interface AgentNode {
    * in-process one's, and every connected replica's (see `run-release.ts`). Never throws.
    */
   releaseRun(runId: string): Promise<void>;
+  /**
+   * Stops this node's calls on worker hosts when a kill switch is turned on (the API
+   * route calls it; other nodes' routes reach it through the store's notice). Null
+   * when this node takes no worker hosts.
+   */
+  readonly workerCalls: WorkerCallStopper | null;
   /** Stops the registry and the server. */
   close(): Promise<void>;
 }
@@ -130,6 +140,9 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
   }
   const workers =
     deps.serveGrpc !== false && deps.db !== undefined ? workerHub(deps.db, deps, log) : null;
+  const workerCalls = workers ? new WorkerCalls() : null;
+  const killSwitches =
+    workerCalls && deps.db ? await listenForKillSwitches(deps.db, workerCalls, log) : null;
   const dispatcher = new AgentDispatcher({
     remote: config.workbenchRemote,
     localFallback: config.workbenchLocalFallback,
@@ -141,8 +154,8 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     peerType: WORKBENCH_PEER_TYPE,
     log,
     ...(deps.peerWaitMs !== undefined ? { peerWaitMs: deps.peerWaitMs } : {}),
-    ...(workers && deps.db
-      ? { reroute: new WorkerReroute({ db: deps.db, links: workers, log }) }
+    ...(workers && workerCalls && deps.db
+      ? { reroute: new WorkerReroute({ db: deps.db, links: workers, log, calls: workerCalls }) }
       : {}),
   });
   const releaseRun = async (runId: string): Promise<void> => {
@@ -160,6 +173,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       grpcAddress: null,
       workers: null,
       releaseRun,
+      workerCalls: null,
       async close() {
         registry?.close();
       },
@@ -182,6 +196,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     grpcAddress = await server.start(config.listen.grpc);
   } catch (err) {
     registry?.close();
+    await killSwitches?.close().catch(() => {});
     throw err;
   }
   return {
@@ -190,13 +205,56 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     grpcAddress,
     workers,
     releaseRun,
+    workerCalls,
     async close() {
       registry?.close();
       workers?.close();
+      await killSwitches?.close().catch(() => {});
       await server.close();
     },
   };
 }
+
+/**
+ * Stops this node's worker calls on every kill switch turned on anywhere (the store's
+ * notice, sent by whichever agent node served the route). Each time the listening
+ * connection is (re)established, the switches of the users with calls in flight are
+ * read once, since a notice sent while it was down is lost. Null on a driver that
+ * cannot listen (PGlite: one process, whose route stops the calls itself).
+ */
+async function listenForKillSwitches(
+  db: Db,
+  calls: WorkerCalls,
+  log: Logger,
+): Promise<Subscription | null> {
+  const stop = (userId: string, workerId: string | null, why: string) => {
+    const stopped = calls.stopForKillSwitch(userId, workerId);
+    if (stopped > 0) log.info({ userId, workerId, stopped, why }, 'worker calls stopped');
+  };
+  const catchUp = async () => {
+    for (const userId of calls.users()) {
+      const state = await readConsentState(db, userId);
+      if (state.allKilled) stop(userId, null, 'kill switch read after reconnecting');
+      for (const [workerId, consent] of state.workers) {
+        if (consent.killSwitch) stop(userId, workerId, 'kill switch read after reconnecting');
+      }
+    }
+  };
+  const listening = listenForKillSwitch(
+    db,
+    (notice) => stop(notice.ownerUserId, notice.workerId, 'kill switch notice'),
+    () => {
+      catchUp().catch((err: unknown) =>
+        log.warn({ err }, 'reading kill switches after the listener reconnected failed'),
+      );
+    },
+  );
+  return listening === null ? null : await listening;
+}
+
+/** The refusal of a person token on a worker stream. */
+const PERSON_TOKEN_ON_WORKER =
+  'unauthenticated: MEMQL_WORKER_TOKEN is a person token, which decides consent; the commands a worker runs can read its environment, so a worker takes only an agent token of its user (memql tokens create, or the agent token npm start prints)';
 
 /** The hub worker hosts connect to, recording each connection in the store. */
 function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): WorkerHub {
@@ -215,7 +273,14 @@ function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): Work
   };
   return new WorkerHub({
     self: { nodeId: agentNodeId, nodeType: 'agent', version: deps.version },
-    authenticate: (token) => resolveApiToken(db, token),
+    authenticate: async (token) => {
+      const identity = await resolveTokenIdentity(db, token);
+      if (identity === null) return null;
+      // A worker's commands run as its user and can read its environment: a person
+      // token there would let the agent decide consent for itself.
+      if (identity.kind === 'person') return { refused: PERSON_TOKEN_ON_WORKER };
+      return identity.userId;
+    },
     onConnected: (link) =>
       record(`${link.userId}\n${link.workerId}`, 'connection', async () => {
         await recordWorkerConnected(db, {

@@ -10,3 +10,4 @@ export * from './dispatcher.js';
 export * from './no-peer.js';
 export * from './router.js';
 export * from './run-release.js';
+export type { WorkerCallStopper } from './worker-calls.js';

@@ -10,8 +10,13 @@
  *   the answer carries `routing`;
  * - `consent_required`: a consent request is raised (or the pending one that asks the
  *   same is returned), and the answer carries its card;
- * - `kill_switch_engaged`: surfaced as it is, no card;
+ * - `kill_switch_engaged`: surfaced as it is, no card; also the answer of a call that
+ *   was running when its user turned the kill switch on, which is stopped (see
+ *   `worker-calls.ts`: the worker kills the command's process group);
  * - `worker_unavailable`: names what each of the caller's workers lacks.
+ *
+ * No answer tells the model how to approve anything: consent is the user's act, in
+ * the console, and the model's token cannot do it (`person_required`).
  *
  * The dispatcher calls it for both API transports (plain and streaming), so they
  * cannot differ.
@@ -55,6 +60,13 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { decideReroute, type GateDecision, type GateWorker } from './consent-gate.js';
+import {
+  cutShort,
+  eitherSignal,
+  killSwitchResult,
+  WorkerCalls,
+  type WorkerCallTicket,
+} from './worker-calls.js';
 
 /** What the reroute needs from the node's worker hub. */
 export interface WorkerLinks {
@@ -76,11 +88,23 @@ export interface RerouteOutcome {
   readonly workerId: string | null;
 }
 
+/** What {@link WorkerReroute} is built from. */
+export interface WorkerRerouteDeps {
+  readonly db: Db;
+  readonly links: WorkerLinks;
+  readonly log: Logger;
+  /** The node's calls to worker hosts, which kill switches stop. Default: its own. */
+  readonly calls?: WorkerCalls;
+}
+
 /** Sends mismatched calls to worker hosts, through the consent gate. */
 export class WorkerReroute {
-  constructor(
-    private readonly deps: { readonly db: Db; readonly links: WorkerLinks; readonly log: Logger },
-  ) {}
+  /** The calls in flight, for the kill switch to stop. */
+  readonly calls: WorkerCalls;
+
+  constructor(private readonly deps: WorkerRerouteDeps) {
+    this.calls = deps.calls ?? new WorkerCalls();
+  }
 
   /**
    * Reroutes `envelope`, which the workbench refused with `mismatch`. A call that is
@@ -98,10 +122,30 @@ export class WorkerReroute {
       return { result: mismatch, workerId: null };
     }
     const userId = authority.subject.slice(USER_SUBJECT_PREFIX.length);
+    // Taken before consent is read, so a kill switch turned on after the read stops it.
+    const ticket = this.calls.begin(userId);
+    try {
+      return await this.decideAndRun(envelope, authority, userId, mismatch, unmet.unmetNeeds, {
+        options,
+        ticket,
+      });
+    } finally {
+      ticket.end();
+    }
+  }
+
+  private async decideAndRun(
+    envelope: Envelope,
+    authority: Authority,
+    userId: string,
+    mismatch: DispatchFailure,
+    needs: readonly UnmetNeed[],
+    call: { readonly options: DispatchCallOptions; readonly ticket: WorkerCallTicket },
+  ): Promise<RerouteOutcome> {
     const log = this.deps.log.child({ runId: envelope.runId, action: envelope.action, userId });
     let decision: GateDecision;
     try {
-      decision = await this.decide(envelope, userId, unmet.unmetNeeds);
+      decision = await this.decide(envelope, userId, needs);
     } catch (err) {
       log.error({ err }, 'reroute: reading consent failed');
       return {
@@ -112,7 +156,6 @@ export class WorkerReroute {
         workerId: null,
       };
     }
-    const needs = unmet.unmetNeeds;
     const base = { reroutedFrom: REROUTED_FROM, unmetNeeds: needs };
     switch (decision.kind) {
       case 'not_reroutable':
@@ -130,8 +173,8 @@ export class WorkerReroute {
           result: errorResult(
             'kill_switch_engaged',
             decision.workerIds.length === 0
-              ? `kill_switch_engaged: this call needs ${needs.join(', ')}, which only a worker host provides, and you have turned computer use off for every worker; nothing ran. Turn it back on (memql workers kill-switch off) to let calls run on your workers.`
-              : `kill_switch_engaged: this call needs ${needs.join(', ')}; the workers that provide it (${decision.workerIds.join(', ')}) have their kill switch on; nothing ran.`,
+              ? `kill_switch_engaged: this call needs ${needs.join(', ')}, which only a worker host provides, and the user has turned computer use off for every worker; nothing ran. Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`
+              : `kill_switch_engaged: this call needs ${needs.join(', ')}; the user has turned the kill switch on for the workers that provide it (${decision.workerIds.join(', ')}); nothing ran. Only the user can turn it back on, in the console: tell them what the work needs rather than retrying.`,
             { ...base, workerIds: decision.workerIds },
           ),
           workerId: null,
@@ -165,7 +208,7 @@ export class WorkerReroute {
           workerId: decision.workerId,
           runId: envelope.runId,
           action: envelope.action,
-          needs,
+          needs: [...needs],
           requiredScope: decision.requiredScope,
           heldScope: decision.heldScope,
           summary: `${envelope.action} on worker "${decision.workerId}" needs ${needs.join(', ')}: scope ${decision.requiredScope} (held: ${decision.heldScope})`,
@@ -181,14 +224,14 @@ export class WorkerReroute {
         return {
           result: errorResult(
             'consent_required',
-            `consent_required: this call needs ${needs.join(', ')}, which your worker "${decision.workerId}" provides, and runs there only with scope ${decision.requiredScope} (it holds ${decision.heldScope}); nothing ran. Approve consent request ${request.id} (memql consent approve ${request.id}), then repeat the call.`,
+            `consent_required: this call needs ${needs.join(', ')}, which the user's worker "${decision.workerId}" provides, and runs there only with scope ${decision.requiredScope} (it holds ${decision.heldScope}); nothing ran. Consent request ${request.id} is waiting for the user: ask them to review it in the console, and repeat the call once they have approved it. Only the user can approve it; your token cannot.`,
             { ...base, consentRequest: consentCard(request) },
           ),
           workerId: null,
         };
       }
       case 'run':
-        return this.run(envelope, authority, userId, needs, decision, options, log);
+        return this.run(envelope, authority, userId, needs, decision, call, log);
     }
   }
 
@@ -233,15 +276,25 @@ export class WorkerReroute {
     userId: string,
     needs: readonly UnmetNeed[],
     decision: Extract<GateDecision, { kind: 'run' }>,
-    options: DispatchCallOptions,
+    call: { readonly options: DispatchCallOptions; readonly ticket: WorkerCallTicket },
     log: Logger,
   ): Promise<RerouteOutcome> {
+    const { options, ticket } = call;
     const wire = authorityToWire(authority);
     if (wire === null)
       return {
         result: errorResult('forbidden', 'forbidden: not a user authority'),
         workerId: null,
       };
+    ticket.assign(decision.workerId);
+    if (ticket.stopped) {
+      // The switch went on while the gate read consent: nothing was sent.
+      log.info({ workerId: decision.workerId }, 'reroute refused: kill switch engaged meanwhile');
+      return {
+        result: killSwitchResult([decision.workerId], needs, null),
+        workerId: null,
+      };
+    }
     const invocation = await insertWorkerInvocation(this.deps.db, {
       ownerUserId: userId,
       workerId: decision.workerId,
@@ -275,11 +328,18 @@ export class WorkerReroute {
         wire,
         payload,
         {
-          ...(options.signal ? { signal: options.signal } : {}),
+          signal: eitherSignal(options.signal, ticket.signal),
           ...(options.onOutput ? { onOutput: options.onOutput } : {}),
         },
       );
       result = resultFromResponse(response);
+      if (ticket.stopped && cutShort(envelope.action, result)) {
+        log.info(
+          { workerId: decision.workerId, invocationId: invocation.id },
+          'worker call stopped by the kill switch',
+        );
+        result = killSwitchResult([decision.workerId], needs, result);
+      }
       status = result.ok ? 'succeeded' : 'failed';
     } catch (err) {
       if (!(err instanceof PeerUnavailableError)) throw err;

@@ -8,7 +8,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /v1/admin/tokens` `{userId, label?}` | 201 `{token: {id, userId, label, createdAt, revokedAt}, secret}` |
+ * | `POST /v1/admin/tokens` `{userId, label?, kind?}` | 201 `{token: {id, userId, kind, label, createdAt, revokedAt}, secret}`; `kind` `agent` (default) or `person` |
  * | `GET /v1/admin/tokens?userId=` | `{tokens}`, newest first, never a secret |
  * | `DELETE /v1/admin/tokens/:id` | `{token, revoked}`; an unknown id is 404 |
  * | `POST /v1/admin/runs/:runId/build[/stream]` `{ref?, script?, callId?}` | a dispatch result (see `build-route.ts`) |
@@ -17,6 +17,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isTokenKind, TOKEN_KINDS } from '../contract/index.js';
 import {
   type ApiTokenRecord,
   createApiToken,
@@ -91,6 +92,7 @@ function tokenView(t: ApiTokenRecord) {
   return {
     id: t.id,
     userId: t.userId,
+    kind: t.kind,
     label: t.label,
     createdAt: t.createdAt.toISOString(),
     revokedAt: t.revokedAt === null ? null : t.revokedAt.toISOString(),
@@ -115,24 +117,36 @@ export async function serveAdmin(
   }
   if (path === '/v1/admin/tokens' && method === 'POST') {
     const body = await readJsonObject(req, BODY_LIMIT_BYTES);
-    rejectUnknownFields(body, ['userId', 'label']);
-    const { userId, label } = body;
+    rejectUnknownFields(body, ['userId', 'label', 'kind']);
+    const { userId, label, kind } = body;
     if (typeof userId !== 'string' || !USER_ID.test(userId)) {
       throw invalidField('userId', 'expected 1 to 200 printable characters without spaces');
     }
     if (label !== undefined && (typeof label !== 'string' || label.length > 200)) {
       throw invalidField('label', 'expected a string of at most 200 characters');
     }
+    if (kind !== undefined && !isTokenKind(kind)) {
+      throw invalidField(
+        'kind',
+        `expected ${TOKEN_KINDS.join(' or ')}: agent for a tool loop, person for the user's own sign-in`,
+      );
+    }
     const made = await deps.db.transaction(async (tx) => {
-      const made = await createApiToken(tx, userId, { label: label ?? 'made by an operator' });
+      const made = await createApiToken(tx, userId, {
+        label: label ?? 'made by an operator',
+        kind: kind ?? 'agent',
+      });
       await insertAuditEvent(tx, {
         eventType: 'token.created',
         ownerUserId: userId,
-        metadata: { tokenId: made.id, operatorId: operator },
+        metadata: { tokenId: made.id, kind: made.kind, operatorId: operator },
       });
       return made;
     });
-    log.info({ tokenId: made.id, userId, operatorId: operator }, 'API token created');
+    log.info(
+      { tokenId: made.id, userId, kind: made.kind, operatorId: operator },
+      'API token created',
+    );
     const record = await getApiToken(deps.db, made.id);
     sendJson(res, 201, { token: tokenView(record!), secret: made.token });
     return;

@@ -60,6 +60,16 @@ export interface ApiDeps {
    * its next lease heartbeat.
    */
   cancelCommand?: (commandId: string) => Promise<Command | null>;
+  /**
+   * Stops the calls this node has running on a user's worker hosts when the user turns
+   * a kill switch on (the agent node's `workerCalls`). The route also announces the
+   * switch through the store, which reaches the other agent nodes sharing the
+   * database; this hook is how the node serving the route stops its own calls at once,
+   * and the only way on PGlite. Absent: a node that takes no worker hosts.
+   */
+  workerCalls?: {
+    stopForKillSwitch(userId: string, workerId: string | null): number;
+  };
 }
 
 /** What a route handler gets. */

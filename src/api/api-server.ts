@@ -23,12 +23,13 @@
  * | `GET /v1/artifacts/:id` | `{artifact}` |
  * | `GET /v1/artifacts/:id/content` | the bytes |
  * | `GET /v1/fleet/workbenches` | `{mode, replicas, workers}` (`workers`: the caller's, as below) |
+ * | `GET /v1/me` | `{userId, tokenKind}`: who the token speaks for |
  * | `GET /v1/workers` | `{killSwitch, workers}`: the caller's worker hosts, stored and live, with their consent |
- * | `PUT /v1/workers/:workerId/scope` | `{consent, previousScope}`: body `{scope}`, any rung |
- * | `POST /v1/workers/kill-switch` | `{killSwitch}`: body `{engaged, workerId?}`; no `workerId` is every worker |
+ * | `PUT /v1/workers/:workerId/scope` | `{consent, previousScope}`: body `{scope}`, any rung; raising it needs a person token |
+ * | `POST /v1/workers/kill-switch` | `{killSwitch}`: body `{engaged, workerId?}`; no `workerId` is every worker; `false` needs a person token |
  * | `GET /v1/consent-requests?status=&limit=` | `{requests}`, newest first; `pending` by default |
- * | `POST /v1/consent-requests/:id/approve` | `{request, consent, covers, message}`: body `{scope?}` |
- * | `POST /v1/consent-requests/:id/deny` | `{request}`; a request already decided is 409 `invalid_arguments` |
+ * | `POST /v1/consent-requests/:id/approve` | `{request, consent, covers, message}`: body `{scope?}`; a person token only |
+ * | `POST /v1/consent-requests/:id/deny` | `{request}`; a request already decided is 409 `invalid_arguments`; a person token only |
  * | `GET /v1/worker-invocations?runId=&workerId=&limit=` | `{invocations}`: routing records, newest first |
  * | `GET /v1/worker-invocations/:id` | `{invocation}` |
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
@@ -37,7 +38,9 @@
  * | `/v1/admin/tokens`, `/v1/admin/runs/:runId/build` | users' API tokens and package builds, with an operator credential (see `admin-routes.ts`) |
  * | `POST /mcp` | MCP over Streamable HTTP, stateless (see `src/mcp`); bearer token |
  *
- * Another user's ids answer 404 `not_found`, never 403, so ids do not leak.
+ * Another user's ids answer 404 `not_found`, never 403, so ids do not leak. The routes
+ * that only a person may use answer an agent token 403 `person_required` (see
+ * `auth.ts`); every other route takes a token of either kind.
  *
  * @module
  */
@@ -75,6 +78,7 @@ import {
   getCommandRoute,
   listArtifactsRoute,
   listWorkspacesRoute,
+  meRoute,
 } from './read-routes.js';
 import { createReadinessProbe } from './readiness.js';
 import {
@@ -136,6 +140,7 @@ const ROUTES: Route[] = [
     handler: artifactContentRoute,
   },
   { method: 'GET', pattern: /^\/v1\/fleet\/workbenches$/, handler: fleetRoute },
+  { method: 'GET', pattern: /^\/v1\/me$/, handler: meRoute },
   { method: 'GET', pattern: /^\/v1\/workers$/, handler: listWorkersRoute },
   { method: 'POST', pattern: /^\/v1\/workers\/kill-switch$/, handler: killSwitchRoute },
   {

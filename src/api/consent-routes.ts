@@ -6,6 +6,11 @@
  * (the standing scope itself is changed with `PUT /v1/workers/:workerId/scope`).
  * Another user's request reads as absent.
  *
+ * Listing takes any token; approving and denying take a person token only (403
+ * `person_required` for an agent token, before anything is read): the user decides,
+ * never the model that raised the request. The audit event records the token's kind
+ * and id.
+ *
  * @module
  */
 
@@ -20,6 +25,7 @@ import {
   listConsentRequests,
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
+import { decidedBy, requirePerson } from './auth.js';
 import {
   ApiError,
   BODY_LIMIT_BYTES,
@@ -93,6 +99,7 @@ async function decide(
           requiredScope: d.request.requiredScope,
           decidedScope: scope,
           standingScope: d.consent?.scope ?? null,
+          ...decidedBy(ctx.caller),
         },
       });
     }
@@ -114,6 +121,7 @@ async function decide(
  * still will not run at that tier (the gate decides that, not this route).
  */
 export async function approveConsentRoute(ctx: RouteContext): Promise<void> {
+  requirePerson(ctx.caller, 'approving a consent request');
   const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
   rejectUnknownFields(body, ['scope']);
   const asked = body.scope;
@@ -146,6 +154,7 @@ export async function approveConsentRoute(ctx: RouteContext): Promise<void> {
 
 /** `POST /v1/consent-requests/:id/deny`: the worker's standing scope stays as it was. */
 export async function denyConsentRoute(ctx: RouteContext): Promise<void> {
+  requirePerson(ctx.caller, 'denying a consent request');
   const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
   const stray = Object.keys(body)[0];
   if (stray !== undefined) throw invalidField(stray, 'unknown field; deny takes no fields');

@@ -1,8 +1,12 @@
 /**
  * The operator console, `GET /console`: Fleet > Workbenches. One static page, plain
  * HTML and inline script, no build step. The page itself needs no token; it asks for
- * one, keeps it in `sessionStorage`, and calls the API with it, so everything it
- * shows is the caller's: the replicas (with whether each can run a package build, and
+ * one (or takes it from a sign-in link's fragment, `/console#token=...`, which never
+ * reaches a server, and takes it out of the address bar), keeps it in
+ * `sessionStorage`, and calls the API with it, so everything it shows is the caller's.
+ * It says which kind of token signed in: a person token decides consent, an agent
+ * token only looks and turns the kill switch on (its attempts show the refusal). It
+ * shows the replicas (with whether each can run a package build, and
  * what it lacks), the caller's own workspaces (released ones on request, with their
  * reasons in words), and the caller's worker hosts with their consent requests and
  * routing records (`console-workers.ts`). There is no cluster-wide switch: the kill
@@ -90,7 +94,8 @@ async function refresh() {
   const includeReleased = $('include-released').checked;
   const mine = ++latest;
   try {
-    const [fleet, ws, workers, consent, routed] = await Promise.all([
+    const [me, fleet, ws, workers, consent, routed] = await Promise.all([
+      api('/v1/me'),
       api('/v1/fleet/workbenches'),
       api('/v1/workspaces?includeReleased=' + includeReleased),
       api('/v1/workers'),
@@ -98,6 +103,10 @@ async function refresh() {
       api('/v1/worker-invocations?limit=20'),
     ]);
     if (mine !== latest) return;
+    $('who').dataset.kind = me.tokenKind;
+    $('who').textContent = me.tokenKind === 'person'
+      ? 'Signed in as ' + me.userId + ' with your person token.'
+      : 'Signed in as ' + me.userId + ' with an agent token: it can look and turn the kill switch on; approving, denying and turning computer use back on need your person token.';
     renderWorkers(workers, consent.requests, routed.invocations);
     $('mode').textContent = fleet.mode === 'local'
       ? 'Local mode: the workbench runs inside this node.'
@@ -169,6 +178,13 @@ $('signout').addEventListener('click', () => {
   showSignIn('');
 });
 ${WORKERS_SCRIPT}
+// A sign-in link carries the token in the fragment: kept as a pasted one would be,
+// then taken out of the address bar (and so out of history and bookmarks).
+const linked = /^#token=([\x21-\x7e]+)$/.exec(location.hash);
+if (linked) {
+  sessionStorage.setItem(KEY, decodeURIComponent(linked[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
 if (token()) showFleet(); else showSignIn('');
 `;
 
@@ -200,12 +216,12 @@ const HTML_BODY = `
 <main>
   <section id="signin" hidden>
     <h2>Sign in</h2>
-    <p>Paste an API token. <code>npm start</code> prints a development token. It is kept in this tab only (sessionStorage).</p>
+    <p>Paste your person token, or open the sign-in link <code>npm start</code> prints (<code>/console#token=...</code>). It is kept in this tab only (sessionStorage). An agent token signs in too, but only a person token approves or denies consent and turns computer use back on.</p>
     <form id="signin-form"><input id="token" type="password" autocomplete="off" size="60" aria-label="API token"> <button type="submit">Use token</button></form>
     <p id="signin-message" class="bad"></p>
   </section>
   <div id="fleet" hidden>
-    <div class="toolbar"><button id="refresh" type="button">Refresh</button><button id="signout" type="button">Forget token</button><span id="updated" class="note"></span></div>
+    <div class="toolbar"><button id="refresh" type="button">Refresh</button><button id="signout" type="button">Forget token</button><span id="who" class="note"></span><span id="updated" class="note"></span></div>
     <p id="error" hidden></p>
     <section>
       <h2>Workbench replicas</h2>

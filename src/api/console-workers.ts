@@ -2,7 +2,9 @@
  * The console's **Workers** panel: the caller's worker hosts (connected or not, OS,
  * what each provides, standing scope, kill switch), a toggle of the kill switch over
  * all of them, the pending consent requests with Approve (at the tier the request
- * needs) and Deny, and the recent routing records. Script and markup only; the page
+ * needs) and Deny, and the recent routing records. A refused change (an agent token's
+ * `person_required`, say) stays on the panel until the next change succeeds, so the
+ * page's refresh does not wipe it. Script and markup only; the page
  * (`console-page.ts`) loads the data with its `refresh` and its `api` helper, and
  * renders through `textContent` as everything else on it does.
  *
@@ -11,6 +13,11 @@
 
 /** The panel's functions, joined into the page's one script. */
 export const WORKERS_SCRIPT = `
+function showRefusal(message) {
+  $('worker-refusal').textContent = message;
+  $('worker-refusal').hidden = !message;
+}
+
 function workerButton(label, cls, onClick) {
   const b = document.createElement('button');
   b.type = 'button';
@@ -20,9 +27,9 @@ function workerButton(label, cls, onClick) {
     b.disabled = true;
     try {
       await onClick();
-      showError('');
+      showRefusal('');
     } catch (err) {
-      showError('Could not change it: ' + err.message);
+      showRefusal('Could not change it: ' + err.message);
     }
     await refresh();
   });
@@ -90,9 +97,9 @@ $('kill-switch').addEventListener('click', async () => {
   const engaged = $('kill-switch').dataset.engaged === 'true';
   try {
     await api('/v1/workers/kill-switch', { method: 'POST', body: { engaged: !engaged } });
-    showError('');
+    showRefusal('');
   } catch (err) {
-    showError('Could not change the kill switch: ' + err.message);
+    showRefusal('Could not change the kill switch: ' + err.message);
   }
   await refresh();
 });
@@ -103,7 +110,8 @@ export const WORKERS_HTML = `
     <section id="workers-panel">
       <h2>Workers</h2>
       <div class="toolbar"><button id="kill-switch" type="button" data-engaged="false">Turn computer use off (kill switch)</button><span id="kill-state" class="muted"></span></div>
-      <p class="note">Your own machines running <code>memql worker</code>. Observe lets the agent read and list files there; full lets it write, delete and run commands. Only you see and decide these.</p>
+      <p id="worker-refusal" class="bad" hidden></p>
+      <p class="note">Your own machines running <code>memql worker</code>. Observe lets the agent read and list files there; full lets it write, delete and run commands. Only you see and decide these: approving, denying and turning computer use back on take your person token. Turning computer use off also stops what runs there now.</p>
       <table><thead><tr><th>Worker</th><th>Connection</th><th>OS</th><th>Provides</th><th>Scope</th><th>Kill switch</th></tr></thead><tbody id="workers"></tbody></table>
       <h3>Pending consent requests</h3>
       <table><thead><tr><th>Request</th><th>Worker</th><th>Run</th><th>Action</th><th>Needs</th><th>Requires</th><th>Holds</th><th></th></tr></thead><tbody id="consent"></tbody></table>

@@ -1,6 +1,6 @@
 /**
- * The caller's reads: a command by id, workspaces, promoted artifacts (list and
- * download), and the fleet. There is deliberately no route to workspace files or
+ * The caller's reads: who the token speaks for, a command by id, workspaces,
+ * promoted artifacts (list and download), and the fleet. There is deliberately no route to workspace files or
  * command logs beyond the caller's own command result: end users receive promoted
  * artifacts only.
  *
@@ -19,6 +19,15 @@ import type { RouteContext } from './api-deps.js';
 import { ApiError, invalidField, sendJson } from './http-io.js';
 import { artifactView, commandView, workspaceView } from './views.js';
 import { callerWorkers } from './worker-directory.js';
+
+/**
+ * `GET /v1/me`: the token's user and kind, so the console can say whether it may
+ * decide consent (a person token) or only look and turn the kill switch on (an agent
+ * token). Never the token's id or secret.
+ */
+export async function meRoute(ctx: RouteContext): Promise<void> {
+  sendJson(ctx.res, 200, { userId: ctx.caller.userId, tokenKind: ctx.caller.tokenKind });
+}
 
 /** `GET /v1/commands/:commandId`: another user's command reads as absent. */
 export async function getCommandRoute(ctx: RouteContext): Promise<void> {

@@ -5,6 +5,12 @@
  * itself is decided by the gate on the agent (`src/agent/consent-gate.ts`); these
  * routes only record what the user chose.
  *
+ * Whatever gives the agent less takes any token: lowering a standing scope, turning a
+ * kill switch on. Whatever gives it more takes a person token (403 `person_required`
+ * for an agent token): raising a scope, turning a kill switch off. Turning a switch on
+ * also stops the calls already running on the workers it covers, on every agent node
+ * (see `store/kill-switch-notices.ts`).
+ *
  * @module
  */
 
@@ -18,14 +24,18 @@ import {
 } from '../contract/index.js';
 import {
   ALL_WORKERS,
+  announceKillSwitch,
   getWorkerInvocation,
   insertAuditEvent,
   listWorkerConsent,
   listWorkerInvocations,
+  lowerWorkerScope,
   setKillSwitch,
   setWorkerScope,
+  type WorkerConsent,
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
+import { decidedBy, requirePerson } from './auth.js';
 import {
   ApiError,
   BODY_LIMIT_BYTES,
@@ -64,7 +74,8 @@ export async function listWorkersRoute(ctx: RouteContext): Promise<void> {
 
 /**
  * `PUT /v1/workers/:workerId/scope` `{scope}`: sets the standing scope to any rung,
- * lower included (how a user narrows or revokes what they granted).
+ * lower included (how a user narrows or revokes what they granted). An agent token
+ * may only keep or lower it: a raise is `person_required`, and changes nothing.
  */
 export async function setWorkerScopeRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
@@ -76,11 +87,19 @@ export async function setWorkerScopeRoute(ctx: RouteContext): Promise<void> {
   const answer = await ctx.deps.db.transaction(async (tx) => {
     const before = (await listWorkerConsent(tx, userId)).find((c) => c.workerId === workerId);
     const previousScope: Scope = before?.scope ?? 'none';
-    const consent = await setWorkerScope(tx, userId, workerId, scope);
+    let consent: WorkerConsent;
+    if (ctx.caller.tokenKind === 'person') {
+      consent = await setWorkerScope(tx, userId, workerId, scope);
+    } else {
+      // Compared where it is written, so a raise meanwhile cannot be read as a lowering.
+      const lowered = await lowerWorkerScope(tx, userId, workerId, scope);
+      if (!lowered.lowered) requirePerson(ctx.caller, "raising a worker's standing scope");
+      consent = lowered.consent;
+    }
     await insertAuditEvent(tx, {
       eventType: 'worker_scope.set',
       ownerUserId: userId,
-      metadata: { workerId, scope, previousScope },
+      metadata: { workerId, scope, previousScope, ...decidedBy(ctx.caller) },
     });
     const answer: SetScopeAnswer = { consent: workerConsentView(consent), previousScope };
     return answer;
@@ -91,7 +110,9 @@ export async function setWorkerScopeRoute(ctx: RouteContext): Promise<void> {
 
 /**
  * `POST /v1/workers/kill-switch` `{engaged, workerId?}`: the user-wide switch (every
- * worker, those connected later too) without `workerId`, else one worker's.
+ * worker, those connected later too) without `workerId`, else one worker's. Turning
+ * it on takes any token and stops the calls running on the workers it covers (they
+ * answer `kill_switch_engaged`); turning it off takes a person token.
  */
 export async function killSwitchRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
@@ -104,18 +125,32 @@ export async function killSwitchRoute(ctx: RouteContext): Promise<void> {
     throw invalidField('workerId', 'expected a worker id; omit it for every worker');
   }
   if (given === '') throw invalidField('workerId', 'empty; omit it for every worker');
+  if (!engaged) requirePerson(ctx.caller, 'turning the kill switch off');
   const userId = ctx.caller.userId;
   const workerId = given === undefined ? ALL_WORKERS : await ownWorker(ctx, given, 'workerId');
   const consent = await ctx.deps.db.transaction(async (tx) => {
     const row = await setKillSwitch(tx, userId, workerId, engaged);
+    // Delivered at commit to every agent node listening, this one included.
+    if (engaged) await announceKillSwitch(tx, userId, workerId);
     await insertAuditEvent(tx, {
       eventType: 'worker_kill_switch.set',
       ownerUserId: userId,
-      metadata: { workerId: workerId === ALL_WORKERS ? null : workerId, engaged },
+      metadata: {
+        workerId: workerId === ALL_WORKERS ? null : workerId,
+        engaged,
+        ...decidedBy(ctx.caller),
+      },
     });
     return row;
   });
-  ctx.log.info({ workerId: workerId || 'all', engaged }, 'worker kill switch set');
+  // This node's own calls stop now, without waiting for the notice (PGlite sends none).
+  const stopped = engaged
+    ? (ctx.deps.workerCalls?.stopForKillSwitch(
+        userId,
+        workerId === ALL_WORKERS ? null : workerId,
+      ) ?? 0)
+    : 0;
+  ctx.log.info({ workerId: workerId || 'all', engaged, stopped }, 'worker kill switch set');
   const answer: KillSwitchAnswer = {
     killSwitch: {
       workerId: workerId === ALL_WORKERS ? null : workerId,

@@ -16,6 +16,7 @@ import type {
   PromotedArtifact,
   RefusedPath,
   RunStatus,
+  TokenKind,
   ToolActionName,
   WorkerView,
 } from '../contract/index.js';
@@ -33,6 +34,7 @@ export {
   type FilesRefused,
   isScope,
   isTerminalRunStatus,
+  isTokenKind,
   type KillSwitchAnswer,
   type OutputError,
   type PromotedArtifact,
@@ -44,6 +46,8 @@ export {
   scopeCovers,
   TERMINAL_RUN_STATUSES,
   type TerminalRunStatus,
+  TOKEN_KINDS,
+  type TokenKind,
   type WorkerConsentView,
   type WorkerInvocationView,
   type WorkersAnswer,
@@ -277,7 +281,15 @@ export interface DispatchRequest {
 export interface TokenRecord {
   readonly id: string;
   readonly userId: string;
+  /** `agent` (a tool loop's) or `person` (the user's own sign-in). */
+  readonly kind: TokenKind;
   readonly label: string | null;
   readonly createdAt: string;
   readonly revokedAt: string | null;
+}
+
+/** `GET /v1/me`: who the token speaks for. */
+export interface MeAnswer {
+  readonly userId: string;
+  readonly tokenKind: TokenKind;
 }

@@ -19,6 +19,7 @@ import type {
   KillSwitchAnswer,
   Scope,
   SetScopeAnswer,
+  TokenKind,
   WorkerInvocationView,
   WorkersAnswer,
 } from '../contract/index.js';
@@ -48,6 +49,7 @@ import type {
   FsWritePayload,
   ListCommandsOptions,
   ListRunsOptions,
+  MeAnswer,
   Run,
   RunPage,
   TerminalRunStatus,
@@ -95,11 +97,12 @@ export class WorkbenchClient {
 
   /**
    * Makes an API token for `userId` (operator credential only): the record and the
-   * secret, which is shown this once.
+   * secret, which is shown this once. `kind` `agent` (default) for a tool loop,
+   * `person` for the user's own sign-in (the console, the CLI in their shell).
    */
   async createToken(
     userId: string,
-    options: { label?: string } = {},
+    options: { label?: string; kind?: TokenKind } = {},
   ): Promise<{ readonly token: TokenRecord; readonly secret: string }> {
     const body = await this.http.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
     return { token: field<TokenRecord>(body, 'token'), secret: field<string>(body, 'secret') };
@@ -436,7 +439,15 @@ export class WorkbenchClient {
     return (await this.http.json('GET', '/v1/workers')) as WorkersAnswer;
   }
 
-  /** Sets a worker's standing scope to any rung: how a scope is lowered or revoked. */
+  /** Who the token speaks for: its user and its kind (`agent` or `person`). */
+  async me(): Promise<MeAnswer> {
+    return (await this.http.json('GET', '/v1/me')) as MeAnswer;
+  }
+
+  /**
+   * Sets a worker's standing scope to any rung with a person token; an agent token may
+   * only keep or lower it (a raise throws `person_required`, 403).
+   */
   async setWorkerScope(workerId: string, scope: Scope): Promise<SetScopeAnswer> {
     const path = `/v1/workers/${enc(workerId, 'workerId')}/scope`;
     return (await this.http.json('PUT', path, { body: { scope } })) as SetScopeAnswer;
@@ -444,7 +455,8 @@ export class WorkbenchClient {
 
   /**
    * Engages (`true`: computer use off) or releases the kill switch: of every worker of
-   * the caller's, those connected later too, or of `workerId` alone.
+   * the caller's, those connected later too, or of `workerId` alone. Engaging stops the
+   * calls running there; releasing needs a person token (`person_required`, 403).
    */
   async setKillSwitch(
     engaged: boolean,
@@ -467,7 +479,8 @@ export class WorkbenchClient {
   /**
    * Approves a pending consent request at `scope` (the request's `requiredScope` when
    * omitted). `covers` is false when the worker's standing scope still does not cover
-   * what the call needs. A request already decided throws `invalid_arguments` (409).
+   * what the call needs. A request already decided throws `invalid_arguments` (409);
+   * an agent token throws `person_required` (403): only a person decides.
    */
   async approveConsentRequest(
     requestId: string,
@@ -477,7 +490,7 @@ export class WorkbenchClient {
     return (await this.http.json('POST', path, { body: options })) as ApproveAnswer;
   }
 
-  /** Denies a pending consent request; the worker's standing scope stays as it was. */
+  /** Denies a pending consent request (person token only); the standing scope stays as it was. */
   async denyConsentRequest(requestId: string): Promise<ConsentRequestView> {
     const path = `/v1/consent-requests/${enc(requestId)}/deny`;
     return field<ConsentRequestView>(await this.http.json('POST', path, { body: {} }), 'request');

@@ -103,7 +103,12 @@ export const ERROR_CODES = {
   },
   kill_switch_engaged: {
     meaning:
-      'The call would run on a worker host and the user has turned computer use off (the kill switch). Nothing ran, and no consent request was made; only the user can turn it back on.',
+      'The call would run on a worker host and the user has turned computer use off (the kill switch): either nothing ran, or (payload stopped: true) the call was running when the switch was turned on and was stopped, its processes killed. No consent request was made; only the user can turn it back on.',
+    category: 'policy',
+  },
+  person_required: {
+    meaning:
+      "The request decides something only the user may decide (approving or denying a consent request, raising a worker's standing scope, turning the kill switch off), and it carries an agent token. HTTP 403; nothing changed. The user does it themselves, signed in to the console.",
     category: 'policy',
   },
   worker_unavailable: {

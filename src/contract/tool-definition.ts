@@ -54,8 +54,10 @@ const TOOL_DESCRIPTION =
   'workspace root; absolute paths and ".." are rejected. If the work needs a display, ' +
   "a GPU, macOS tooling or files on the user's computer, say so in environment: the " +
   "workbench does not run it, and it goes to one of the user's own worker hosts when " +
-  'the user has consented (consent_required asks them first; kill_switch_engaged means ' +
-  'they turned it off; worker_unavailable means none of their machines provides it).';
+  'the user has consented (consent_required: a request waits for the user, who alone ' +
+  'approves it, in the console; ask them, then repeat the call. kill_switch_engaged means ' +
+  'they turned it off, which also stops calls running there; worker_unavailable means ' +
+  'none of their machines provides it).';
 
 /** JSON Schema of one zod schema as callers write it (defaults optional), without `$schema`. */
 function inputJsonSchema(schema: z.ZodType): JsonSchema {

@@ -58,7 +58,8 @@ const environmentSchema = {
   description:
     'Optional environment hint {os?, needs?}. Work that needs a display, a GPU, macOS tooling or the ' +
     "user's files never runs on the workbench: it goes to one of the user's worker hosts when they " +
-    'have consented (consent_required, kill_switch_engaged and worker_unavailable say why not).',
+    'have consented (consent_required, kill_switch_engaged and worker_unavailable say why not). ' +
+    'Only the user approves consent, in the console: ask them; no tool here can.',
 };
 
 const callIdSchema = {

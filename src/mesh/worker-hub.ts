@@ -63,8 +63,11 @@ export interface WorkerLinkInfo {
 export interface WorkerHubOptions {
   /** What this node says in its hello. */
   readonly self: Omit<HelloFrame, 'kind'>;
-  /** The user a bearer token belongs to, or null (unknown or revoked). */
-  authenticate(token: string): Promise<string | null>;
+  /**
+   * The user a bearer token belongs to, null (unknown or revoked), or a refusal of a
+   * live token that may not serve as a worker's (its message says which to use).
+   */
+  authenticate(token: string): Promise<string | null | { readonly refused: string }>;
   /** After a worker said hello (recorded in the store by the agent). */
   readonly onConnected?: (link: WorkerLinkInfo) => void;
   /** After a ready worker's stream ended. */
@@ -174,6 +177,10 @@ export class WorkerHub {
           refuse(
             'unauthenticated: the API token is unknown or revoked; set MEMQL_WORKER_TOKEN to a live token of the user who owns this worker (memql tokens create)',
           );
+          return;
+        }
+        if (typeof userId !== 'string') {
+          refuse(userId.refused);
           return;
         }
         authenticated = true;

@@ -16,6 +16,7 @@ export type * from './db.js';
 export * from './db-continuity.js';
 export * from './errors.js';
 export * from './file-conflicts.js';
+export * from './kill-switch-notices.js';
 export * from './manifest.js';
 export * from './migrate.js';
 export * from './open-db.js';

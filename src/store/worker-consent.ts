@@ -95,3 +95,39 @@ export async function setKillSwitch(
   );
   return toConsent(rows[0]!);
 }
+
+/**
+ * Sets a worker's standing scope to `scope` only when that does not raise it (what an
+ * agent token may do: give the agent less). The comparison is made by the statement
+ * that writes, so a concurrent change cannot turn a lowering into a raise. Returns the
+ * row as it now is and whether it was set: `lowered` false means `scope` is above what
+ * the worker holds, and nothing changed.
+ */
+export async function lowerWorkerScope(
+  q: Queryable,
+  ownerUserId: string,
+  workerId: string,
+  scope: Scope,
+): Promise<{ consent: WorkerConsent; lowered: boolean }> {
+  // `none` is the bottom rung: setting it never raises anything.
+  if (scope === 'none') {
+    return { consent: await setWorkerScope(q, ownerUserId, workerId, scope), lowered: true };
+  }
+  const rows = await q.query(
+    `update worker_consent set scope = $3, updated_at = now()
+     where owner_user_id = $1 and worker_id = $2
+       and array_position(array['none','observe','full'], scope)
+           >= array_position(array['none','observe','full'], $3::text)
+     returning *`,
+    [ownerUserId, workerId, scope],
+  );
+  if (rows[0]) return { consent: toConsent(rows[0]), lowered: true };
+  const current = await q.query(
+    'select * from worker_consent where owner_user_id = $1 and worker_id = $2',
+    [ownerUserId, workerId],
+  );
+  const consent: WorkerConsent = current[0]
+    ? toConsent(current[0])
+    : { ownerUserId, workerId, scope: 'none', killSwitch: false, updatedAt: null };
+  return { consent, lowered: false };
+}

@@ -48,6 +48,13 @@ t.test('a remote agent serves the API over its workbench replicas', async (t) =>
   );
   const token = made.stdout.trim();
   t.match(token, /^mqt_[A-Za-z0-9_-]{43}$/, 'create-token prints one token');
+  const person = await promisify(execFile)(
+    process.execPath,
+    [nodeMain('agent'), 'create-token', 'erin', '--person'],
+    { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...agentEnv } },
+  );
+  const personToken = person.stdout.trim();
+  t.match(personToken, /^mqp_[A-Za-z0-9_-]{43}$/, "with --person, the user's own token");
 
   const agent = spawnNode(t, 'agent', nodeMain('agent'), agentEnv);
   const ready = await agent.waitForLog((l) => l.msg === 'agent node ready');
@@ -62,6 +69,9 @@ t.test('a remote agent serves the API over its workbench replicas', async (t) =>
     });
     return { status: res.status, body: (await res.json()) as Json };
   };
+
+  const me = await fetch(`${api}/me`, { headers: { authorization: `Bearer ${personToken}` } });
+  t.same(await me.json(), { userId: 'erin', tokenKind: 'person' });
 
   let fleet = await call('GET', '/fleet/workbenches');
   const deadline = Date.now() + 15_000;

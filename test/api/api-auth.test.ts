@@ -59,11 +59,11 @@ t.test('tokens are stored as SHA-256 hashes only, and a revoked one stops workin
   );
   t.same(
     rows.map((r) => r.user_id),
-    ['alice', 'bob'],
+    ['alice', 'alice', 'bob', 'bob'],
+    'an agent and a person token each',
   );
   for (const r of rows) {
-    t.not(r.token_hash, h.alice);
-    t.not(r.token_hash, h.bob);
+    for (const plain of [h.alice, h.bob, h.alicePerson, h.bobPerson]) t.not(r.token_hash, plain);
   }
   t.ok(rows.some((r) => r.token_hash === createHash('sha256').update(h.bob).digest('hex')));
   const { createApiToken } = await import('../../src/store/index.js');

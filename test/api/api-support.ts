@@ -31,9 +31,12 @@ export interface ApiHarness {
   answered: Map<string, DispatchResult>;
   base: string;
   root: string;
-  /** Bearer tokens of two users. */
+  /** Agent tokens of two users (what a tool loop holds). */
   alice: string;
   bob: string;
+  /** Person tokens of the same two users (what decides consent). */
+  alicePerson: string;
+  bobPerson: string;
   /** fetch against the API with a token. */
   call(token: string | null, path: string, init?: RequestInit): Promise<Response>;
   /** A new run of the token's user; its id. */
@@ -118,6 +121,8 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
   t.teardown(() => api.close());
   const alice = (await createApiToken(db, 'alice')).token;
   const bob = (await createApiToken(db, 'bob')).token;
+  const alicePerson = (await createApiToken(db, 'alice', { kind: 'person' })).token;
+  const bobPerson = (await createApiToken(db, 'bob', { kind: 'person' })).token;
 
   const call = (token: string | null, path: string, init: RequestInit = {}) =>
     fetch(`${api.url}${path}`, {
@@ -157,6 +162,8 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
     root,
     alice,
     bob,
+    alicePerson,
+    bobPerson,
     call,
     json,
     newRun,

@@ -127,7 +127,7 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
   );
 
   const approved = await h.json<Json>(
-    h.alice,
+    h.alicePerson,
     'POST',
     `/v1/consent-requests/${request.id}/approve`,
   );
@@ -141,15 +141,20 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
   const state = await readConsentState(h.db, 'alice');
   t.equal(state.workers.get('alice-laptop')?.scope, 'observe', 'stored');
 
-  const again = await h.json<Json>(h.alice, 'POST', `/v1/consent-requests/${request.id}/approve`, {
-    scope: 'full',
-  });
+  const again = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+    {
+      scope: 'full',
+    },
+  );
   t.equal(again.status, 409, 'a decided request is a conflict');
   t.equal(again.body.errorCode, 'invalid_arguments');
   t.match(again.body.message, /already approved at observe/);
   t.match(again.body.message, /memql workers scope alice-laptop/);
   t.equal((await readConsentState(h.db, 'alice')).workers.get('alice-laptop')?.scope, 'observe');
-  const deny = await h.json<Json>(h.alice, 'POST', `/v1/consent-requests/${request.id}/deny`);
+  const deny = await h.json<Json>(h.alicePerson, 'POST', `/v1/consent-requests/${request.id}/deny`);
   t.equal(deny.status, 409, 'denying it afterwards is refused alike');
   t.equal((await getConsentRequest(h.db, 'alice', request.id))?.status, 'approved', 'unchanged');
 
@@ -167,6 +172,7 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
           requiredScope: 'observe',
           decidedScope: 'observe',
           standingScope: 'observe',
+          tokenKind: 'person',
         },
       },
     ],
@@ -176,9 +182,14 @@ t.test('approve at the required tier grants that standing scope', async (t) => {
 
 t.test('approve for less than required: recorded, covers false, the lower tier held', async (t) => {
   const request = await card('alice', 'alice-desktop', 'run-a2', 'full');
-  const res = await h.json<Json>(h.alice, 'POST', `/v1/consent-requests/${request.id}/approve`, {
-    scope: 'observe',
-  });
+  const res = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+    {
+      scope: 'observe',
+    },
+  );
   t.equal(res.status, 200);
   t.equal(res.body.covers, false);
   t.equal(res.body.request.decidedScope, 'observe');
@@ -189,17 +200,21 @@ t.test('approve for less than required: recorded, covers false, the lower tier h
 });
 
 t.test('approving never lowers a standing scope', async (t) => {
-  await h.json<Json>(h.alice, 'PUT', '/v1/workers/alice-desktop/scope', { scope: 'full' });
+  await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/alice-desktop/scope', { scope: 'full' });
   const request = await card('alice', 'alice-desktop', 'run-a3', 'observe');
-  const res = await h.json<Json>(h.alice, 'POST', `/v1/consent-requests/${request.id}/approve`);
+  const res = await h.json<Json>(
+    h.alicePerson,
+    'POST',
+    `/v1/consent-requests/${request.id}/approve`,
+  );
   t.equal(res.body.consent.scope, 'full');
   t.equal(res.body.covers, true);
 });
 
 t.test('deny leaves the scope and records the decision', async (t) => {
-  await h.json<Json>(h.alice, 'PUT', '/v1/workers/alice-laptop/scope', { scope: 'none' });
+  await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/alice-laptop/scope', { scope: 'none' });
   const request = await card('alice', 'alice-laptop', 'run-a4', 'full');
-  const res = await h.json<Json>(h.alice, 'POST', `/v1/consent-requests/${request.id}/deny`);
+  const res = await h.json<Json>(h.alicePerson, 'POST', `/v1/consent-requests/${request.id}/deny`);
   t.equal(res.status, 200);
   t.equal(res.body.request.status, 'denied');
   t.equal(res.body.request.decidedScope, null);
@@ -221,19 +236,27 @@ t.test(
   async (t) => {
     const request = await card('alice', 'alice-laptop', 'run-a5', 'observe');
     for (const path of [`${request.id}/approve`, `${request.id}/deny`, 'csr_never-made/approve']) {
-      const res = await h.json<Json>(h.bob, 'POST', `/v1/consent-requests/${path}`);
+      const res = await h.json<Json>(h.bobPerson, 'POST', `/v1/consent-requests/${path}`);
       t.equal(res.status, 404, path);
       t.equal(res.body.errorCode, 'not_found');
     }
-    const mine = await h.json<Json>(h.bob, 'POST', `/v1/consent-requests/${request.id}/approve`);
-    const missing = await h.json<Json>(h.bob, 'POST', '/v1/consent-requests/csr_nope/approve');
+    const mine = await h.json<Json>(
+      h.bobPerson,
+      'POST',
+      `/v1/consent-requests/${request.id}/approve`,
+    );
+    const missing = await h.json<Json>(
+      h.bobPerson,
+      'POST',
+      '/v1/consent-requests/csr_nope/approve',
+    );
     t.equal(
       mine.body.message.replace(request.id, 'X'),
       missing.body.message.replace('csr_nope', 'X'),
       'the same words for another user’s id and a missing one',
     );
     t.equal((await getConsentRequest(h.db, 'alice', request.id))?.status, 'pending', 'untouched');
-    const scope = await h.json<Json>(h.bob, 'PUT', '/v1/workers/alice-laptop/scope', {
+    const scope = await h.json<Json>(h.bobPerson, 'PUT', '/v1/workers/alice-laptop/scope', {
       scope: 'full',
     });
     t.equal(scope.status, 404, 'nor sets the scope of alice’s worker');
@@ -250,12 +273,12 @@ t.test(
 );
 
 t.test('PUT scope sets any rung, lowering included', async (t) => {
-  const up = await h.json<Json>(h.alice, 'PUT', '/v1/workers/alice-laptop/scope', {
+  const up = await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/alice-laptop/scope', {
     scope: 'full',
   });
   t.equal(up.status, 200);
   t.match(up.body, { consent: { workerId: 'alice-laptop', scope: 'full' }, previousScope: 'none' });
-  const down = await h.json<Json>(h.alice, 'PUT', '/v1/workers/alice-laptop/scope', {
+  const down = await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/alice-laptop/scope', {
     scope: 'observe',
   });
   t.match(down.body, { consent: { scope: 'observe' }, previousScope: 'full' });
@@ -268,7 +291,7 @@ t.test('PUT scope sets any rung, lowering included', async (t) => {
     ownerUserId: 'alice',
     metadata: { workerId: 'alice-laptop', scope: 'observe', previousScope: 'full' },
   });
-  const unknown = await h.json<Json>(h.alice, 'PUT', '/v1/workers/never-seen/scope', {
+  const unknown = await h.json<Json>(h.alicePerson, 'PUT', '/v1/workers/never-seen/scope', {
     scope: 'full',
   });
   t.equal(unknown.status, 404);
@@ -276,7 +299,7 @@ t.test('PUT scope sets any rung, lowering included', async (t) => {
 });
 
 t.test('the kill switch, user-wide and per worker, shows in GET /v1/workers', async (t) => {
-  const one = await h.json<Json>(h.alice, 'POST', '/v1/workers/kill-switch', {
+  const one = await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', {
     engaged: true,
     workerId: 'alice-desktop',
   });
@@ -287,7 +310,9 @@ t.test('the kill switch, user-wide and per worker, shows in GET /v1/workers', as
   t.equal(view.workers.find((w: Json) => w.workerId === 'alice-desktop').killSwitch, true);
   t.equal(view.workers.find((w: Json) => w.workerId === 'alice-laptop').killSwitch, false);
 
-  const all = await h.json<Json>(h.alice, 'POST', '/v1/workers/kill-switch', { engaged: true });
+  const all = await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', {
+    engaged: true,
+  });
   t.match(all.body.killSwitch, { workerId: null, engaged: true });
   view = (await h.json<Json>(h.alice, 'GET', '/v1/workers')).body;
   t.equal(view.killSwitch, true);
@@ -298,8 +323,8 @@ t.test('the kill switch, user-wide and per worker, shows in GET /v1/workers', as
     'bob’s is his own',
   );
 
-  await h.json<Json>(h.alice, 'POST', '/v1/workers/kill-switch', { engaged: false });
-  await h.json<Json>(h.alice, 'POST', '/v1/workers/kill-switch', {
+  await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', { engaged: false });
+  await h.json<Json>(h.alicePerson, 'POST', '/v1/workers/kill-switch', {
     engaged: false,
     workerId: 'alice-desktop',
   });
@@ -438,12 +463,12 @@ t.test('bad input is invalid_arguments naming the field', async (t) => {
     ['POST', `/v1/consent-requests/${pending.id}/deny`, { reason: 'x' }, /reason: unknown field/],
   );
   for (const [method, path, body, message] of cases) {
-    const res = await h.json<Json>(h.alice, method, path, body);
+    const res = await h.json<Json>(h.alicePerson, method, path, body);
     t.equal(res.status, 400, `${method} ${path} ${JSON.stringify(body)}`);
     t.equal(res.body.errorCode, 'invalid_arguments');
     t.match(res.body.message, message);
   }
-  const text = await h.call(h.alice, '/v1/workers/alice-laptop/scope', {
+  const text = await h.call(h.alicePerson, '/v1/workers/alice-laptop/scope', {
     method: 'PUT',
     body: '{not json',
   });
@@ -503,7 +528,7 @@ t.test('a live directory marks workers connected here and wins over the stored r
 });
 
 t.test('the TypeScript client calls every route', async (t) => {
-  const alice = new WorkbenchClient({ baseUrl: h.url, token: h.alice });
+  const alice = new WorkbenchClient({ baseUrl: h.url, token: h.alicePerson });
   const listed = await alice.listWorkers();
   t.ok(listed.workers.some((w) => w.workerId === 'alice-laptop'));
   t.same((await alice.fleet()).workers, listed.workers);

@@ -61,7 +61,9 @@ const banner = node.other.join('\n');
 const api = /API: +(http:\/\/127\.0\.0\.1:\d+\/v1)$/m.exec(banner)?.[1];
 const consoleUrl = /console: +(http:\/\/127\.0\.0\.1:\d+\/console)$/m.exec(banner)?.[1];
 const token = /token: +(\S+)$/m.exec(banner)?.[1];
-if (!api || !consoleUrl || !token)
+// The sign-in link npm start prints: the console, with the person token in its fragment.
+const signInLink = /sign in: +(http:\/\/127\.0\.0\.1:\d+\/console#token=\S+)$/m.exec(banner)?.[1];
+if (!api || !consoleUrl || !token || !signInLink)
   throw new Error(`the banner lacks an address or token:\n${banner}`);
 
 async function call(method: string, path: string, body?: unknown) {
@@ -247,9 +249,11 @@ t.test('Workers: approve and deny requests, flip the kill switch, read the routi
   page.on('console', (msg) => {
     if (msg.type() === 'error') errors.push(msg.text());
   });
-  await page.goto(consoleUrl);
-  await page.locator('#token').fill(token);
-  await page.locator('#signin-form button[type=submit]').click();
+  // The person signs in with the link npm start printed.
+  await page.goto(signInLink);
+  await page.locator('#who[data-kind="person"]').waitFor({ timeout: 15_000 });
+  t.match(await page.locator('#who').textContent(), 'Signed in as dev with your person token');
+  t.equal(page.url(), consoleUrl, 'the token is taken out of the address bar');
 
   const laptop = page.locator('#workers tr[data-worker-id="dev-laptop"]');
   await laptop.waitFor({ timeout: 15_000 });
@@ -310,6 +314,37 @@ t.test('Workers: approve and deny requests, flip the kill switch, read the routi
   await page.locator('#kill-switch[data-engaged="false"]').waitFor({ timeout: 10_000 });
   t.equal((await readConsentState(db, 'dev')).allKilled, false, 'released');
   t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+t.test('signed in with the agent token, the decisions show the refusal', async (t) => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  const pending = await card('dev', 'dev-laptop', live, 'full');
+  await page.goto(consoleUrl);
+  await page.locator('#token').fill(token);
+  await page.locator('#signin-form button[type=submit]').click();
+  await page.locator('#who[data-kind="agent"]').waitFor({ timeout: 15_000 });
+  t.match(await page.locator('#who').textContent(), 'with an agent token');
+
+  const row = page.locator(`#consent tr[data-request-id="${pending.id}"]`);
+  await row.locator('button.approve').click();
+  const refusal = page.locator('#worker-refusal');
+  await refusal.filter({ hasText: 'person_required' }).waitFor({ timeout: 10_000 });
+  t.match(await refusal.textContent(), /signed in to the console/);
+  t.notMatch(await refusal.textContent(), /memql |\/v1\//, 'names no command or route');
+  t.equal((await getConsentRequest(db, 'dev', pending.id))?.status, 'pending', 'not approved');
+  await row.waitFor({ timeout: 10_000 });
+  t.pass('the request is still listed, pending');
+
+  await page.locator('#kill-switch').click();
+  await page.locator('#kill-switch[data-engaged="true"]').waitFor({ timeout: 10_000 });
+  t.equal((await readConsentState(db, 'dev')).allKilled, true, 'an agent token turns it on');
+  await page.locator('#kill-switch').click();
+  await refusal.filter({ hasText: 'turning the kill switch off' }).waitFor({ timeout: 10_000 });
+  t.equal((await readConsentState(db, 'dev')).allKilled, true, 'but not off');
+  t.same(errors, [], 'no script errors');
   await page.close();
 });
 

@@ -495,7 +495,8 @@ t.test('worker hosts, consent requests and routing records as tables', async (t)
   const listing = formatConsentRequests([request]);
   t.match(listing, /^ID\s+WORKER\s+RUN\s+ACTION\s+NEEDS\s+REQUIRED\s+HELD\s+STATUS\s+CREATED\n/);
   t.match(listing, /csr_1\s+laptop\s+r1\s+exec\s+display\s+full\s+observe\s+pending/);
-  t.match(listing, /memql consent approve <id>/, 'says how to answer');
+  t.match(listing, /the user answers them, in the console/, 'says who answers');
+  t.notMatch(listing, /memql /, 'and names no command a tool loop could run to answer');
   t.match(
     formatConsentRequests([{ ...request, status: 'approved', decidedScope: 'observe' }]),
     /approved \(observe\)/,

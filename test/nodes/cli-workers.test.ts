@@ -15,6 +15,8 @@ import { startApiHarness } from '../api/api-support.js';
 /**
  * `memql workers` and `memql consent` run in-process against a live API (real
  * Postgres): what they print, their exit codes, and what they change in the store.
+ * They run with alice's person token, as the user in their own shell would (what an
+ * agent token gets is in `cli-person-required.test.ts`).
  */
 
 const h = await startApiHarness(t);
@@ -28,8 +30,8 @@ class Sink extends Writable {
 }
 
 async function memql(...argv: string[]) {
-  const invocation = parseCli(argv, { MEMQL_URL: h.url, MEMQL_TOKEN: h.alice });
-  const client = new WorkbenchClient({ baseUrl: h.url, token: h.alice });
+  const invocation = parseCli(argv, { MEMQL_URL: h.url, MEMQL_TOKEN: h.alicePerson });
+  const client = new WorkbenchClient({ baseUrl: h.url, token: h.alicePerson });
   const stdout = new Sink();
   const stderr = new Sink();
   const code = await runCli(

@@ -22,11 +22,19 @@ t.test('npm start runs on the embedded defaults and reuses its data', async (t) 
   const tokenFile = join(cwd, '.data', 'dev-token');
   t.equal((await stat(tokenFile)).mode & 0o777, 0o600, 'the token file is private to its owner');
   t.equal((await readFile(tokenFile, 'utf8')).trim(), token);
+  t.match(token, /^mqt_/, 'the token for tool loops is an agent token');
+  const person = /console#token=(\S+)/.exec(first.stdout)?.[1];
+  t.match(person, /^mqp_/, 'a sign-in link carries the person token');
+  t.match(first.stdout, `MEMQL_TOKEN=${person}`, 'and so does the CLI line');
+  const personFile = join(cwd, '.data', 'person-token');
+  t.equal((await stat(personFile)).mode & 0o777, 0o600, 'kept private too');
+  t.equal((await readFile(personFile, 'utf8')).trim(), person);
 
   const second = await startAndStop(cwd);
   t.equal(second.ready, true, 'a second start reuses the same data directory');
   t.equal(second.code, 0);
   t.equal(/token: +(\S+)/.exec(second.stdout)?.[1], token, 'and the same development token');
+  t.equal(/console#token=(\S+)/.exec(second.stdout)?.[1], person, 'and the same person token');
 });
 
 t.test(

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -10,8 +11,11 @@ import { nodeMain } from '../support/node-process.js';
 
 /**
  * `npm start` and worker hosts: with MEMQL_GRPC_LISTEN set, the local node takes
- * `memql worker` streams and reroutes calls the workbench cannot serve; without it,
- * such a call keeps its environment_mismatch.
+ * `memql worker` streams and reroutes calls the workbench cannot serve; the person
+ * token it prints decides consent, and the kill switch turned on with the agent token
+ * stops a call running on the worker (on PGlite, one process: no database notice, the
+ * route's own node stops it). Without MEMQL_GRPC_LISTEN, such a call keeps its
+ * environment_mismatch.
  */
 
 const base = await mkdtemp(join(tmpdir(), 'memql-local-workers-'));
@@ -24,6 +28,24 @@ function field(stdout: string, name: string): string {
   const m = new RegExp(`${name}:\\s+(\\S+)`).exec(stdout);
   if (!m?.[1]) throw new Error(`no ${name} in:\n${stdout}`);
   return m[1];
+}
+
+/** The person token the banner prints, in its console link and its CLI line. */
+function personToken(stdout: string): string {
+  const link = /sign in:\s+http:\/\/\S+\/console#token=(\S+)/.exec(stdout)?.[1];
+  const cli = /your CLI:\s+export MEMQL_URL=\S+ MEMQL_TOKEN=(\S+)/.exec(stdout)?.[1];
+  if (!link || link !== cli) throw new Error(`no person token in:\n${stdout}`);
+  return link;
+}
+
+/** Whether `pid` is gone (no such process, or a zombie). */
+function gone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return true;
+  }
 }
 
 const readTodo = (runId: string) => ({
@@ -47,6 +69,14 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
         baseUrl: field(stdout, 'API'),
         token: field(stdout, 'token'),
       });
+      const person = new WorkbenchClient({
+        baseUrl: field(stdout, 'API'),
+        token: personToken(stdout),
+      });
+      t.match(personToken(stdout), /^mqp_/);
+      t.match(field(stdout, 'token'), /^mqt_/);
+      t.same(await person.me(), { userId: 'dev', tokenKind: 'person' });
+      t.same(await client.me(), { userId: 'dev', tokenKind: 'agent' });
       const worker = spawn(process.execPath, [nodeMain('worker')], {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -72,13 +102,46 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
         t.equal(asked.ok === false && asked.errorCode, 'consent_required');
         const card = (asked as { payload: { consentRequest: { id: string } } }).payload
           .consentRequest;
-        t.match(await client.approveConsentRequest(card.id), { covers: true });
+        await t.rejects(client.approveConsentRequest(card.id), { code: 'person_required' });
+        t.match(await person.approveConsentRequest(card.id), { covers: true });
         const read = await client.dispatch(readTodo(run.id));
         t.match(read, {
           ok: true,
           payload: { content: 'water the plants\n' },
           routing: { reroutedFrom: 'workbench', workerId: 'laptop', scope: 'observe' },
         });
+
+        // A ~25 s command on the worker, stopped by the kill switch the agent turns on.
+        const long = {
+          ...readTodo(run.id),
+          action: 'exec',
+          args: {
+            command:
+              'echo $$ > shell.pid; sleep 25 & echo $! > child.pid; wait; echo done > finished',
+          },
+        };
+        const needsFull = await client.dispatch(long);
+        t.equal(needsFull.ok === false && needsFull.errorCode, 'consent_required');
+        await person.approveConsentRequest(
+          (needsFull as { payload: { consentRequest: { id: string } } }).payload.consentRequest.id,
+        );
+        const answer = client.dispatch(long);
+        await eventually(
+          'the command and its child run',
+          () => existsSync(join(root, 'shell.pid')) && existsSync(join(root, 'child.pid')),
+          60_000,
+        );
+        const pids = await Promise.all(
+          ['shell.pid', 'child.pid'].map(async (f) =>
+            Number((await readFile(join(root, f), 'utf8')).trim()),
+          ),
+        );
+        await client.setKillSwitch(true);
+        const stopped = await answer;
+        t.equal(stopped.ok === false && stopped.errorCode, 'kill_switch_engaged');
+        t.match((stopped as { payload: unknown }).payload, { stopped: true });
+        await eventually('the process group is gone', () => pids.every(gone), 30_000);
+        t.notOk(existsSync(join(root, 'finished')), 'the command never reached its end');
       } finally {
         worker.kill('SIGTERM');
         await exited;

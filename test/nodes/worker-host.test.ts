@@ -47,6 +47,9 @@ async function startXvfb(): Promise<string> {
 const display = await startXvfb();
 const alice = (await createApiToken(db, 'alice')).token;
 const bob = (await createApiToken(db, 'bob')).token;
+// What alice herself signs in with: the only token that decides her consent.
+const alicePerson = (await createApiToken(db, 'alice', { kind: 'person' })).token;
+const bobPerson = (await createApiToken(db, 'bob', { kind: 'person' })).token;
 
 const agent = spawnNode(t, 'agent', nodeMain('agent'), {
   MEMQL_NODE_ID: 'agent-workers',
@@ -93,6 +96,16 @@ t.test(
     const exit = await worker.exited;
     t.equal(exit.code, 2);
     t.match(worker.stderr + JSON.stringify(worker.lines), /token/i);
+  },
+);
+
+t.test(
+  "a person token: the agent refuses it as a worker's token, and the worker exits saying so",
+  async (t) => {
+    const worker = startWorker(alicePerson, true);
+    const exit = await worker.exited;
+    t.equal(exit.code, 2);
+    t.match(worker.stderr + JSON.stringify(worker.lines), /person token/);
   },
 );
 
@@ -162,11 +175,12 @@ t.test('the reroute, end to end', async (t) => {
       (await api(alice).listConsentRequests()).map((r) => r.id),
       [cardId],
     );
-    await t.rejects(api(bob).approveConsentRequest(cardId), { code: 'not_found' });
+    await t.rejects(api(bobPerson).approveConsentRequest(cardId), { code: 'not_found' });
+    await t.rejects(api(alice).approveConsentRequest(cardId), { code: 'person_required' });
   });
 
   await t.test('approved at observe: exec still does not run', async (t) => {
-    const approved = await api(alice).approveConsentRequest(cardId, { scope: 'observe' });
+    const approved = await api(alicePerson).approveConsentRequest(cardId, { scope: 'observe' });
     t.match(approved, { covers: false });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'consent_required');
@@ -185,7 +199,7 @@ t.test('the reroute, end to end', async (t) => {
 
   let invocationId = '';
   await t.test('approved at full: the same call runs on the worker display', async (t) => {
-    const approved = await api(alice).approveConsentRequest(cardId);
+    const approved = await api(alicePerson).approveConsentRequest(cardId);
     t.match(approved, { covers: true });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok, true, JSON.stringify(result));
@@ -242,7 +256,7 @@ t.test('the reroute, end to end', async (t) => {
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
     t.equal((await api(alice).listConsentRequests()).length, cards, 'no card raised');
-    await api(alice).setKillSwitch(false);
+    await api(alicePerson).setKillSwitch(false);
     t.equal((await api(alice).dispatch(needsDisplay)).ok, true, 'off again: it runs');
   });
 
