@@ -7,17 +7,11 @@ Lists the tools, opens a run, runs an exec in it and ends the run; prints one JS
 object with what it saw, for the test to check.
 """
 
-import asyncio
-import json
-import sys
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import ClientSession
+from mcp_session import run
 
 
-async def exercise(session: ClientSession) -> dict:
+async def exercise(session: ClientSession, _rest: list[str]) -> dict:
     await session.initialize()
     tools = await session.list_tools()
     opened = await session.call_tool("open_run", {})
@@ -43,25 +37,4 @@ async def exercise(session: ClientSession) -> dict:
     }
 
 
-async def main() -> None:
-    mode = sys.argv[1]
-    if mode == "http":
-        url, token = sys.argv[2], sys.argv[3]
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http, streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                out = await exercise(session)
-    elif mode == "stdio":
-        node, cli, url, token = sys.argv[2:6]
-        params = StdioServerParameters(
-            command=node, args=[cli, "mcp"], env={"MEMQL_URL": url, "MEMQL_TOKEN": token}
-        )
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                out = await exercise(session)
-    else:
-        raise SystemExit(f"unknown mode {mode!r}")
-    print(json.dumps(out))
-
-
-asyncio.run(main())
+run(exercise)

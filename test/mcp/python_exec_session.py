@@ -7,17 +7,12 @@ Opens a new session, calls the exec tool once in run RUN_ID and prints one JSON 
 with what it saw: the command's stdout and the call's callId.
 """
 
-import asyncio
-import json
-import sys
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import ClientSession
+from mcp_session import run
 
 
-async def exercise(session: ClientSession, run_id: str, command: str) -> dict:
+async def exercise(session: ClientSession, rest: list[str]) -> dict:
+    run_id, command = rest
     await session.initialize()
     ran = await session.call_tool("exec", {"runId": run_id, "command": command})
     content = ran.structured_content or {}
@@ -29,25 +24,4 @@ async def exercise(session: ClientSession, run_id: str, command: str) -> dict:
     }
 
 
-async def main() -> None:
-    mode = sys.argv[1]
-    if mode == "http":
-        url, token, run_id, command = sys.argv[2:6]
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http, streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                out = await exercise(session, run_id, command)
-    elif mode == "stdio":
-        node, cli, url, token, run_id, command = sys.argv[2:8]
-        params = StdioServerParameters(
-            command=node, args=[cli, "mcp"], env={"MEMQL_URL": url, "MEMQL_TOKEN": token}
-        )
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                out = await exercise(session, run_id, command)
-    else:
-        raise SystemExit(f"unknown mode {mode!r}")
-    print(json.dumps(out))
-
-
-asyncio.run(main())
+run(exercise)

@@ -22,7 +22,9 @@ t.test('a callId replay after a replica is killed answers command_lost in time',
   // Runs until `started` is gone: the process runner's child outlives the killed node,
   // and ends once the test removes the file (or the whole directory at teardown).
   const command = 'touch started; while [ -e started ]; do sleep 0.1; done';
-  const first = mesh.dispatch(run, 'exec', { command, timeoutMs: 600_000 }, { callId: 'c1' });
+  // The call, as it is repeated below: the same action and arguments under its key.
+  const args = { command, timeoutMs: 600_000 };
+  const first = mesh.dispatch(run, 'exec', args, { callId: 'c1' });
   await eventually('the command is under way', () =>
     stat(join(mesh.workbenchRoot('wb-a'), run, 'started')).then(
       () => true,
@@ -45,7 +47,7 @@ t.test('a callId replay after a replica is killed answers command_lost in time',
     'the answer says how to get the outcome',
   );
 
-  const replay = await mesh.dispatch(run, 'exec', { command }, { callId: 'c1' });
+  const replay = await mesh.dispatch(run, 'exec', args, { callId: 'c1' });
   t.match(replay.route, { nodeId: 'wb-b' });
   t.match(replay.result, {
     ok: false,
@@ -64,7 +66,7 @@ t.test('a callId replay after a replica is killed answers command_lost in time',
     ['workspace_command.queued', 'workspace_command.running', 'workspace_command.recovered_stale'],
   );
 
-  const again = await mesh.dispatch(run, 'exec', { command }, { callId: 'c1' });
+  const again = await mesh.dispatch(run, 'exec', args, { callId: 'c1' });
   t.match(
     again.result,
     { ok: false, errorCode: 'command_lost' },
