@@ -3,8 +3,8 @@ import { chown, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { eventually } from './mesh.js';
 
 /**
  * A PostgreSQL cluster of a test's own: `initdb` into a temporary directory, the
@@ -115,17 +115,25 @@ export async function startPgCluster(): Promise<PgCluster> {
   const exited = new Promise<void>((r) => server.once('exit', () => r()));
   const url = (name = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${name}`;
   const admin = postgres(url(), { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  for (let i = 0; ; i++) {
-    try {
-      await admin`select 1`;
-      break;
-    } catch (err) {
-      if (server.exitCode !== null || i > 200) {
-        throw new Error(`the test cluster did not start: ${(err as Error).message}; ${stderr}`);
+  let refused = '';
+  await eventually(
+    'the test cluster accepts connections',
+    async () => {
+      if (server.exitCode !== null) throw new Error(`the test cluster exited: ${stderr}`);
+      try {
+        await admin`select 1`;
+        return true;
+      } catch (err) {
+        refused = (err as Error).message;
+        return false;
       }
-      await sleep(50);
-    }
-  }
+    },
+    120_000,
+  ).catch((err: unknown) => {
+    throw new Error(
+      `the test cluster did not start (${refused}): ${(err as Error).message}; ${stderr}`,
+    );
+  });
   let frozen: number[] = [];
   return {
     port,
