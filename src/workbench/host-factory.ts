@@ -2,8 +2,8 @@ import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
 import { MAX_FILE_WRITE_BYTES } from '../contract/index.js';
 import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
-import { BwrapRunner } from '../sandbox/bwrap-runner.js';
-import { DockerRunner } from '../sandbox/docker-runner.js';
+import { BwrapRunner } from '../sandbox/bwrap/index.js';
+import { DockerRunner } from '../sandbox/docker/index.js';
 import { ProcessRunner } from '../sandbox/process-runner.js';
 import { SANDBOX_UID } from '../sandbox/runner.js';
 import {

@@ -6,8 +6,8 @@ import t from 'tap';
 /**
  * Structural rules of the code base, checked on the TypeScript sources: no import
  * cycles, nothing under src/ reads the process environment, the contract is pure,
- * src/ shows the parts of the design, and the workbench's rooms are entered only
- * through their doors.
+ * src/ shows the parts of the design, and the rooms of the workbench and of the
+ * sandbox are entered only through their doors.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -179,9 +179,13 @@ function doorViolations(edges: readonly ImportEdge[], rooms: readonly string[]):
 }
 
 const workbench = join(root, 'src/workbench');
-const rooms = readdirSync(workbench)
-  .map((n) => join(workbench, n))
-  .filter((p) => statSync(p).isDirectory());
+/** The parts split into rooms, each room entered only through its `index.ts`. */
+const partsWithRooms = ['workbench', 'sandbox'].map((name) => join(root, 'src', name));
+const roomsOf = (part: string) =>
+  readdirSync(part)
+    .map((n) => join(part, n))
+    .filter((p) => statSync(p).isDirectory());
+const rooms = partsWithRooms.flatMap(roomsOf);
 
 t.test('the door check finds imports that go around a door', async (t) => {
   const room = join(workbench, 'sync');
@@ -210,16 +214,20 @@ t.test('the door check finds imports that go around a door', async (t) => {
   );
 });
 
-t.test("the workbench's rooms are entered only through their index.ts", async (t) => {
-  t.ok(rooms.length > 0, 'src/workbench has rooms');
-  for (const room of rooms) {
-    t.ok(existsSync(join(room, 'index.ts')), `${relative(root, room)} has an index.ts`);
-  }
-  const edges = sources.flatMap((from) =>
-    importsOf(from)
-      .map((i) => i.target)
-      .filter((to): to is string => to !== null)
-      .map((to) => ({ from, to })),
-  );
-  t.same(doorViolations(edges, rooms), []);
-});
+t.test(
+  "the workbench's and the sandbox's rooms are entered only through their index.ts",
+  async (t) => {
+    for (const part of partsWithRooms)
+      t.ok(roomsOf(part).length > 0, `${relative(root, part)} has rooms`);
+    for (const room of rooms) {
+      t.ok(existsSync(join(room, 'index.ts')), `${relative(root, room)} has an index.ts`);
+    }
+    const edges = sources.flatMap((from) =>
+      importsOf(from)
+        .map((i) => i.target)
+        .filter((to): to is string => to !== null)
+        .map((to) => ({ from, to })),
+    );
+    t.same(doorViolations(edges, rooms), []);
+  },
+);

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import type { BenchContext } from './context.js';
 
 const ROOT = '/sys/fs/cgroup';

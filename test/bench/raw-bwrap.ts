@@ -10,12 +10,15 @@
 import { spawn } from 'node:child_process';
 import { chown } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { BWRAP_FDS, bwrapArgs, sandboxEtcFiles } from '../../src/sandbox/bwrap-args.js';
+import {
+  BWRAP_FDS,
+  bwrapArgs,
+  findSystemDirs,
+  sandboxEtcFiles,
+} from '../../src/sandbox/bwrap/index.js';
 import { SANDBOX_PATH } from '../../src/sandbox/command-env.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
-import { encodeFilter } from '../../src/sandbox/seccomp-bpf.js';
-import { seccompFilterFor } from '../../src/sandbox/seccomp-policy.js';
-import { findSystemDirs } from '../../src/sandbox/system-dirs.js';
+import { encodeFilter, seccompFilterFor } from '../../src/sandbox/seccomp/index.js';
 
 const MiB = 1024 * 1024;
 

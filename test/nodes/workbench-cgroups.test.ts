@@ -4,7 +4,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, rmdir } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import { createRun, openDb } from '../../src/store/index.js';
 import { eventually, openRawStream } from '../support/mesh.js';
 import { type MeshTestEnv, startWorkbench } from '../support/mesh-harness.js';

@@ -5,7 +5,7 @@ import {
   bwrapCommandLine,
   encodeBwrapOptions,
   SANDBOX_PRELUDE,
-} from '../../src/sandbox/bwrap-args.js';
+} from '../../src/sandbox/bwrap/index.js';
 
 const base = {
   workspaceDir: '/data/ws/1',

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
-import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
 import { makeWorkspace } from './sandbox-support.js';
 

@@ -17,9 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner, STAGE_PREFIX } from '../../src/sandbox/bwrap/index.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
-import { STAGE_PREFIX } from '../../src/sandbox/workspace-staging.js';
 
 /**
  * The sandbox's mount table reveals no host path: the workspace is staged through an

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { type RunSpec, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { makeWorkspace } from './sandbox-support.js';
 

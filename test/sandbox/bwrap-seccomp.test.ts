@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
-import { SECCOMP_DENIED } from '../../src/sandbox/seccomp-policy.js';
-import { seccompArchFor } from '../../src/sandbox/seccomp-syscalls.js';
+import { SECCOMP_DENIED, seccompArchFor } from '../../src/sandbox/seccomp/index.js';
 import { makeWorkspace } from './sandbox-support.js';
 
 /**

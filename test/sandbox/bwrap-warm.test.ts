@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chown, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
-import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import { type RunSpec, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import {
   killAll,

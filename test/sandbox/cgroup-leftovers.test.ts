@@ -4,7 +4,7 @@ import {
   groupCreator,
   processExists,
   sweepCandidates,
-} from '../../src/sandbox/cgroup-leftovers.js';
+} from '../../src/sandbox/cgroups/index.js';
 
 t.test('group names carry the creating pid', async (t) => {
   t.equal(commandGroupName(4242, '0a1b'), '4242-0a1b');

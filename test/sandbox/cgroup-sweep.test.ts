@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { mkdir, readdir, readFile, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
-import { parseCgroupMembership } from '../../src/sandbox/cgroups.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
+import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import { makeWorkspace } from './sandbox-support.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   CgroupV1Hierarchy,
   cfsQuotaUs,
   parseCgroupMembership,
-} from '../../src/sandbox/cgroups.js';
+} from '../../src/sandbox/cgroups/index.js';
 import { eventually } from '../support/mesh.js';
 
 t.test('parseCgroupMembership', async (t) => {

@@ -5,7 +5,7 @@ import {
   dockerStatus,
   dockerWorkbenchError,
   translateDockerError,
-} from '../../src/sandbox/docker-errors.js';
+} from '../../src/sandbox/docker/index.js';
 
 /** The Docker error table, on errors shaped as Dockerode throws them. No daemon involved. */
 

@@ -6,7 +6,7 @@ import Dockerode from 'dockerode';
 import t from 'tap';
 import { WorkbenchError } from '../../src/contract/errors.js';
 import { SANDBOX_PATH } from '../../src/sandbox/command-env.js';
-import { containerEnv, DockerRunner } from '../../src/sandbox/docker-runner.js';
+import { containerEnv, DockerRunner } from '../../src/sandbox/docker/index.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
 import {
   connectTestDocker,

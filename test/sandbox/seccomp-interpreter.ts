@@ -1,4 +1,4 @@
-import { BPF_OP, SECCOMP_DATA, type SockFilter } from '../../src/sandbox/seccomp-bpf.js';
+import { BPF_OP, SECCOMP_DATA, type SockFilter } from '../../src/sandbox/seccomp/index.js';
 
 /**
  * Runs a classic BPF seccomp program on one `seccomp_data`, the way the kernel does, for

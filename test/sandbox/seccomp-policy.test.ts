@@ -1,20 +1,19 @@
 import t from 'tap';
 import {
+  ALLOWED_SOCKET_FAMILIES,
   assemble,
   BPF_OP,
+  CLONE_NAMESPACE_FLAGS,
   decodeFilter,
   encodeFilter,
-  SECCOMP_RET,
-  to,
-} from '../../src/sandbox/seccomp-bpf.js';
-import {
-  ALLOWED_SOCKET_FAMILIES,
-  CLONE_NAMESPACE_FLAGS,
+  SECCOMP_ARCHES,
   SECCOMP_DENIED,
+  SECCOMP_RET,
+  type SyscallName,
   seccompFilterFor,
   seccompProgram,
-} from '../../src/sandbox/seccomp-policy.js';
-import { SECCOMP_ARCHES, type SyscallName } from '../../src/sandbox/seccomp-syscalls.js';
+  to,
+} from '../../src/sandbox/seccomp/index.js';
 import { runFilter } from './seccomp-interpreter.js';
 
 /**

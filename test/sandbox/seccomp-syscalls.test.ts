@@ -4,7 +4,7 @@ import {
   SECCOMP_ARCHES,
   SECCOMP_SYSCALL_NAMES,
   type SeccompArch,
-} from '../../src/sandbox/seccomp-syscalls.js';
+} from '../../src/sandbox/seccomp/index.js';
 
 /**
  * The syscall tables against the kernel's own headers (linux-libc-dev, installed by

@@ -13,7 +13,7 @@ import pino from 'pino';
 import type { Test } from 'tap';
 import { type DispatchResult, userAuthority } from '../../src/contract/index.js';
 import { FsObjectStore } from '../../src/objects/index.js';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, type Db, openDb } from '../../src/store/index.js';
 import { createCommandChecker } from '../../src/workbench/allowlist/index.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { ExecuteCommand } from '../../src/queue/index.js';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { getCommand } from '../../src/store/index.js';
 import {
   captureLog,

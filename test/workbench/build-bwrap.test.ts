@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { buildSuite } from './build-suite.js';
 
 // Real bubblewrap; the sandbox sees this machine's /usr, which carries node, npm and git.

@@ -6,7 +6,7 @@ import pino from 'pino';
 import t from 'tap';
 import { systemAuthority, userAuthority } from '../../src/contract/index.js';
 import { FsObjectStore } from '../../src/objects/index.js';
-import { DockerRunner } from '../../src/sandbox/docker-runner.js';
+import { DockerRunner } from '../../src/sandbox/docker/index.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, openDb } from '../../src/store/index.js';
 import { createCommandChecker } from '../../src/workbench/allowlist/index.js';

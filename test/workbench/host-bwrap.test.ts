@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BwrapRunner } from '../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { hostSuite } from './host-suite.js';
 
 // Real bubblewrap; scripts/setup/install-sandbox.sh installs it.

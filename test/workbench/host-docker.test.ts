@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DockerRunner } from '../../src/sandbox/docker-runner.js';
+import { DockerRunner } from '../../src/sandbox/docker/index.js';
 import { connectTestDocker, TEST_RUNNER_IMAGE } from '../support/docker.js';
 import { hostSuite } from './host-suite.js';
 

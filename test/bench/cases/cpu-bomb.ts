@@ -12,7 +12,7 @@
  * @module
  */
 
-import { BwrapRunner } from '../../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../../src/sandbox/bwrap/index.js';
 import { enterCpuGroup } from '../bench-cgroups.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { type Row, ratioRow, skippedRow } from '../harness.js';

@@ -9,7 +9,7 @@
 
 import { resolve } from 'node:path';
 import Dockerode from 'dockerode';
-import { DockerRunner } from '../../../src/sandbox/docker-runner.js';
+import { DockerRunner } from '../../../src/sandbox/docker/index.js';
 import { SANDBOX_UID } from '../../../src/sandbox/runner.js';
 import {
   makeSandboxWorkspace,

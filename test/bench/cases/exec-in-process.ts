@@ -7,7 +7,7 @@
  * @module
  */
 
-import { BwrapRunner } from '../../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../../src/sandbox/bwrap/index.js';
 import { benchCgroups } from '../bench-cgroups.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { countingDb, describeTallies } from '../counting-db.js';

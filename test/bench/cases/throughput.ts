@@ -7,7 +7,7 @@
  * @module
  */
 
-import { BwrapRunner } from '../../../src/sandbox/bwrap-runner.js';
+import { BwrapRunner } from '../../../src/sandbox/bwrap/index.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { type Row, ratioRow, sampleInterleaved } from '../harness.js';
 import { type RawBwrap, rawBwrap } from '../raw-bwrap.js';

@@ -9,7 +9,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { WorkbenchError } from '../contract/errors.js';
+import { WorkbenchError } from '../../contract/errors.js';
+import type { CommandCgroup } from '../cgroups/index.js';
+import { createCommandOutput } from '../output-capture.js';
+import { type RunResult, type RunSpec, SANDBOX_UID } from '../runner.js';
+import { superviseChild, waitUntilGone, withinMs } from '../supervise.js';
 import {
   BWRAP_FDS,
   type BwrapCommandLine,
@@ -17,10 +21,6 @@ import {
   encodeBwrapOptions,
   sandboxEtcFiles,
 } from './bwrap-args.js';
-import type { CommandCgroup } from './command-cgroup.js';
-import { createCommandOutput } from './output-capture.js';
-import { type RunResult, type RunSpec, SANDBOX_UID } from './runner.js';
-import { superviseChild, waitUntilGone, withinMs } from './supervise.js';
 
 /**
  * Checks that its parent is still the node (pid first), joins the cgroups named as

@@ -37,7 +37,20 @@ import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { CommandCgroup } from '../cgroups/index.js';
+import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from '../cgroups/index.js';
+import { commandEnv, SANDBOX_PATH } from '../command-env.js';
+import {
+  type Runner,
+  type RunnerProbe,
+  type RunResult,
+  type RunSpec,
+  SANDBOX_UID,
+} from '../runner.js';
+import { encodeFilter, seccompFilterFor } from '../seccomp/index.js';
+import { cancelledBeforeStart } from '../supervise.js';
+import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from '../workspace-path.js';
 import {
   type BwrapCommandLine,
   bwrapCommandLine,
@@ -46,23 +59,9 @@ import {
 } from './bwrap-args.js';
 import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
 import { BwrapSession } from './bwrap-session.js';
-import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from './cgroups.js';
-import type { CommandCgroup } from './command-cgroup.js';
-import { commandEnv, SANDBOX_PATH } from './command-env.js';
-import {
-  type Runner,
-  type RunnerProbe,
-  type RunResult,
-  type RunSpec,
-  SANDBOX_UID,
-} from './runner.js';
-import { encodeFilter } from './seccomp-bpf.js';
-import { seccompFilterFor } from './seccomp-policy.js';
 import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
 import { SessionPool } from './session-pool.js';
-import { cancelledBeforeStart } from './supervise.js';
 import { findSystemDirs } from './system-dirs.js';
-import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from './workspace-path.js';
 import { type Stage, WorkspaceStaging } from './workspace-staging.js';
 
 /** Options of {@link BwrapRunner}. Every one has a default. */

@@ -17,18 +17,18 @@
  * @module
  */
 
-import type { Logger } from '../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { defineStateMachine, StateMachine } from '../../telemetry/state-machine.js';
+import type { CommandCgroup } from '../cgroups/index.js';
+import type { CommandOutput } from '../output-capture.js';
+import { createCommandOutput } from '../output-capture.js';
+import type { RunResult, RunSpec } from '../runner.js';
 import {
   type BwrapLaunch,
   type LaunchChain,
   sandboxDidNotStart,
   spawnLaunchChain,
 } from './bwrap-launch.js';
-import type { CommandCgroup } from './command-cgroup.js';
-import type { CommandOutput } from './output-capture.js';
-import { createCommandOutput } from './output-capture.js';
-import type { RunResult, RunSpec } from './runner.js';
 import {
   AGENT_FDS,
   type AgentEvent,

@@ -37,7 +37,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { commandGroupName, groupCreator, processExists } from './cgroup-leftovers.js';
+import { commandGroupName, groupCreator, processExists } from '../cgroups/index.js';
 
 /** Start of every scratch directory's name. */
 export const STAGE_PREFIX = '.memql-stage-';

@@ -13,7 +13,16 @@
 import { randomUUID } from 'node:crypto';
 import { posix, resolve } from 'node:path';
 import type Dockerode from 'dockerode';
-import { commandEnv, SANDBOX_PATH } from './command-env.js';
+import { commandEnv, SANDBOX_PATH } from '../command-env.js';
+import { createCommandOutput } from '../output-capture.js';
+import {
+  type Runner,
+  type RunnerProbe,
+  type RunResult,
+  type RunSpec,
+  SANDBOX_UID,
+} from '../runner.js';
+import { requireCwdDirectory, resolveCwd } from '../workspace-path.js';
 import {
   type DockerErrorContext,
   describeDaemon,
@@ -21,15 +30,6 @@ import {
   dockerWorkbenchError,
   translateDockerError,
 } from './docker-errors.js';
-import { createCommandOutput } from './output-capture.js';
-import {
-  type Runner,
-  type RunnerProbe,
-  type RunResult,
-  type RunSpec,
-  SANDBOX_UID,
-} from './runner.js';
-import { requireCwdDirectory, resolveCwd } from './workspace-path.js';
 
 /** Where the workspace appears inside the container. */
 export const CONTAINER_WORKSPACE = '/workspace';

@@ -29,7 +29,7 @@
  * @module
  */
 
-import type { OutputStream } from '../contract/index.js';
+import type { OutputStream } from '../../contract/index.js';
 
 /** The descriptors the agent talks to the node on (beyond bwrap's own, see `BWRAP_FDS`). */
 export const AGENT_FDS = { requests: 10, events: 11 } as const;

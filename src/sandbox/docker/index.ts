@@ -1,0 +1,14 @@
+/**
+ * The Docker runner, for production images: one container per command from the runner
+ * image, Docker's errors translated once (`docker-errors.ts`).
+ *
+ * @module
+ */
+
+export {
+  type DockerFailureKind,
+  dockerStatus,
+  dockerWorkbenchError,
+  translateDockerError,
+} from './docker-errors.js';
+export { containerEnv, DockerRunner } from './docker-runner.js';
