@@ -47,6 +47,7 @@ export * from './call-digest.js';
 export * from './caller-gone.js';
 export type { CidrRange, ParsedCidr } from './cidr-range.js';
 export { cidr, cidrContains, parseCidr } from './cidr-range.js';
+export * from './egress-policy.js';
 export * from './envelope.js';
 export * from './environment.js';
 export * from './errors.js';
