@@ -13,6 +13,7 @@ import type {
 } from './config.js';
 import { LOG_LEVELS } from './config.js';
 import { ConfigError } from './config-error.js';
+import { type FileReader, readEgress } from './egress-settings.js';
 import { type Env, EnvReader } from './env-reader.js';
 import { parseHostPort } from './host-port.js';
 import { type Parsed, withShape } from './parsed.js';
@@ -68,6 +69,17 @@ export interface LoadConfigOptions {
    * wherever it is). Default `false`.
    */
   readonly worker?: boolean;
+  /**
+   * Reads a file a setting names, whole, as UTF-8 (`readFileSync`): the `file` of a
+   * `MEMQL_EGRESS_SECRETS` secret. Default: none, and such a secret is refused.
+   */
+  readonly readFile?: FileReader;
+  /**
+   * Read the values of `MEMQL_EGRESS_SECRETS`. Nodes that run commands need them (the
+   * egress proxy sends them); an agent node only checks a run's secret names, so it
+   * passes `false` and needs no Secret mounted. Default `true`.
+   */
+  readonly egressSecretValues?: boolean;
 }
 
 const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
@@ -164,6 +176,12 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       maxBytes: r.required('MEMQL_FETCH_MAX_BYTES', positiveBytes),
       timeoutMs: r.required('MEMQL_FETCH_TIMEOUT_MS', positiveMs),
     },
+    egress: readEgress(r, {
+      env,
+      readFile: options.readFile,
+      values: options.egressSecretValues ?? true,
+      warnings,
+    }),
     listen: {
       grpc: r.required('MEMQL_GRPC_LISTEN', parseListenAddress),
       http: r.required('MEMQL_HTTP_LISTEN', parseListenAddress),

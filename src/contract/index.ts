@@ -63,6 +63,7 @@ export {
 export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';
+export * from './run-network.js';
 export * from './scope.js';
 export * from './token-kind.js';
 export * from './tool-definition.js';
