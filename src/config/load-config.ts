@@ -75,11 +75,13 @@ export interface LoadConfigOptions {
    */
   readonly readFile?: FileReader;
   /**
-   * Read the values of `MEMQL_EGRESS_SECRETS`. Nodes that run commands need them (the
-   * egress proxy sends them); an agent node only checks a run's secret names, so it
-   * passes `false` and needs no Secret mounted. Default `true`.
+   * Whether to read the values of `MEMQL_EGRESS_SECRETS`. Nodes that run commands need
+   * them (their egress proxy sends them); a node that only checks a run's secret names
+   * does not, and needs no Secret mounted. `'unless-remote'` (the agent node): read them
+   * unless `MEMQL_WORKBENCH_REMOTE` is on without `MEMQL_WORKBENCH_LOCAL_FALLBACK`, the
+   * one case where the node runs no command itself. Default `true`.
    */
-  readonly egressSecretValues?: boolean;
+  readonly egressSecretValues?: boolean | 'unless-remote';
 }
 
 const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
@@ -179,7 +181,10 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     egress: readEgress(r, {
       env,
       readFile: options.readFile,
-      values: options.egressSecretValues ?? true,
+      values:
+        options.egressSecretValues === 'unless-remote'
+          ? !workbenchRemote || workbenchLocalFallback
+          : (options.egressSecretValues ?? true),
       warnings,
     }),
     listen: {
