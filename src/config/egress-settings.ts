@@ -31,6 +31,7 @@ import {
 import type { ConfigWarning, EgressConfig, EgressSecret } from './config.js';
 import type { Env, EnvReader } from './env-reader.js';
 import { fail, ok, type Parsed } from './parsed.js';
+import { REDACTED } from './redact.js';
 
 /** Reads a whole file as UTF-8 (`readFileSync`); throws with a `code` such as `ENOENT`. */
 export type FileReader = (path: string) => string;
@@ -91,10 +92,12 @@ export function readEgress(r: EnvReader, options: EgressReadOptions): EgressConf
   });
   const found = r.lookup('MEMQL_EGRESS_SECRETS');
   if (found === undefined) return { ceiling, secretNames: [], secrets: [] };
+  // Never quoted: the setting holds references, but a value pasted into it by mistake
+  // must not reach a log line through its error.
   const problem = (entry: string | undefined, expected: string) =>
     r.report('MEMQL_EGRESS_SECRETS', {
       variable: found.variable,
-      value: r.shown('MEMQL_EGRESS_SECRETS', found.text),
+      value: REDACTED,
       ...(entry === undefined ? {} : { entry }),
       expected,
       source: found.source,

@@ -325,8 +325,7 @@ export const CONFIG_VARIABLES = [
     defaultText: 'unset: no secrets',
     type: 'JSON object: `{"<name>": {"hosts": [rules], "header": "<name>", "prefix"?: "<text>", "file": "<path>" | "env": "<VARIABLE>"}}`',
     description:
-      'Secrets a run may opt into by name (`network.secrets`): the egress proxy adds the header to requests to those hosts only, and the value never enters the sandbox. The value is read at start from `file` (a mounted Kubernetes Secret; one trailing newline is dropped) or from the environment variable `env` (`valueFrom.secretKeyRef`), `prefix` put before it (e.g. `"Bearer "`). Only references belong here, never a value. Agent nodes read the names only.',
-    secret: true,
+      'Secrets a run may opt into by name (`network.secrets`): the egress proxy adds the header to requests to those hosts only, and the value never enters the sandbox. The value is read at start from `file` (a mounted Kubernetes Secret; one trailing newline is dropped) or from the environment variable `env` (`valueFrom.secretKeyRef`), `prefix` put before it (e.g. `"Bearer "`). Only references belong here, never a value, so it is plain configuration (a ConfigMap value), not a Secret; still, no error quotes it, in case a value was pasted in by mistake. Agent nodes in remote mode read the names only.',
   },
   {
     name: 'MEMQL_GRPC_LISTEN',
