@@ -51,6 +51,7 @@ export * from './egress-policy.js';
 export * from './envelope.js';
 export * from './environment.js';
 export * from './errors.js';
+export * from './exec-programs.js';
 export type { FieldProblem } from './field-problems.js';
 export type { IpAddress, ParsedHost } from './ip-address.js';
 export {
