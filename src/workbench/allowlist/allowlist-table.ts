@@ -6,7 +6,6 @@
  * @module
  */
 
-import { DOCUMENT_RULES } from './document-rules.js';
 import {
   ALLOWED_PROGRAM_GROUPS,
   CHECKED_WRAPPERS,
@@ -39,15 +38,20 @@ export function renderAllowlistTable(options: AllowlistTableOptions = {}): strin
       names(options.runnerImagePrograms),
     ]);
   }
-  const ruled = Object.keys(PROGRAM_RULES).filter((name) => !(name in DOCUMENT_RULES));
+  // Only the names some runner allows: a rule for a program no runner offers says nothing.
+  const offered = new Set([
+    ...ALLOWED_PROGRAM_GROUPS.flatMap((g) => g.programs),
+    ...(options.runnerImagePrograms ?? []),
+  ]);
+  const ruled = Object.keys(PROGRAM_RULES).filter((name) => offered.has(name));
   rows.push(
     [
       'Checked wrappers: the program they run is checked as a command of its own',
       names(CHECKED_WRAPPERS),
     ],
     [
-      'Allowed, with their options and scripts checked (`find -exec`, sed `e`, awk `system()`, `git -c`, `tar --to-command`, ImageMagick `|cmd` names, LibreOffice macro URLs, variables set by name)',
-      names([...ruled, ...Object.keys(DOCUMENT_RULES)]),
+      'Allowed, with their options and scripts checked (`find -exec`, sed `e`, awk `system()`, `git -c`, `tar --to-command`, ImageMagick pipe and list file names, LibreOffice macro URLs, variables set by name)',
+      names(ruled),
     ],
     ['Never: shells', names(SHELLS)],
     ['Never: builtins that run strings or change what names mean', names(FORBIDDEN_BUILTINS)],

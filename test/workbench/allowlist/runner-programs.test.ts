@@ -128,6 +128,11 @@ t.test(
     t.match(table, '| Document tools: the docker runner');
     t.match(table, /\| Never: shells \| `sh` `bash`/);
     t.notMatch(renderAllowlistTable(), 'Document tools', 'no image, no image row');
+    t.notMatch(renderAllowlistTable(), '`convert`', 'nor its programs among the ruled ones');
+    t.notMatch(table, '`magick`', 'a rule for a program no runner offers is not listed');
+    for (const line of table.split('\n').filter((l) => l !== '')) {
+      t.equal(line.replaceAll('\\|', '').split('|').length, 4, `two cells: ${line.slice(0, 40)}`);
+    }
     t.equal(table.split('\n').filter((l) => l.startsWith('| ')).length, 2 + 7 + 1 + 2 + 3);
   },
 );
