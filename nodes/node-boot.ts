@@ -64,7 +64,7 @@ export function shutdownGraceMs(argv: readonly string[], defaultMs: number): num
 /** Loads the configuration and makes the root logger, or exits 2 on a bad variable. */
 export function bootNode(
   nodeType: 'agent' | 'workbench' | 'local' | 'worker',
-  options: Pick<LoadConfigOptions, 'defaults' | 'worker'> & {
+  options: Pick<LoadConfigOptions, 'defaults' | 'worker' | 'egressSecretValues'> & {
     /** No log lines (a subcommand whose stdout is its answer). */
     silent?: boolean;
   } = {},
@@ -76,6 +76,11 @@ export function bootNode(
       cwd: process.cwd(),
       ...(options.defaults ? { defaults: options.defaults } : {}),
       ...(options.worker ? { worker: true } : {}),
+      ...(options.egressSecretValues === undefined
+        ? {}
+        : { egressSecretValues: options.egressSecretValues }),
+      // The files MEMQL_EGRESS_SECRETS names (mounted Secrets), read once at start.
+      readFile: (path) => readFileSync(path, 'utf8'),
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -35,7 +35,11 @@ import {
 async function main(): Promise<void> {
   const createToken = process.argv[2] === 'create-token';
   const createOperator = process.argv[2] === 'create-operator-token';
-  const { config, log } = bootNode('agent', { silent: createToken || createOperator });
+  const { config, log } = bootNode('agent', {
+    silent: createToken || createOperator,
+    // A remote agent runs no command: it checks a run's secret names, never sends one.
+    egressSecretValues: 'unless-remote',
+  });
   if (createOperator) {
     const label = process.argv[3] ?? 'operator';
     const db = await openDb(config.database);
@@ -88,6 +92,7 @@ async function main(): Promise<void> {
       ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       releaseRun: (runId) => node.releaseRun(runId),
+      egress: config.egress,
       metrics: local?.queue.metrics.registry ?? new Registry(),
       log,
     },

@@ -13,6 +13,7 @@ import {
   type TokenKind,
 } from '../../src/client/index.js';
 import { take, UsageError } from './cli-usage.js';
+import { hostList, type NetworkCliCommand, parseNetwork, secretList } from './network-args.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
 export { UsageError } from './cli-usage.js';
@@ -20,7 +21,13 @@ export { UsageError } from './cli-usage.js';
 /** One subcommand with its arguments. */
 export type CliCommand =
   | { kind: 'help'; missingCommand?: true }
-  | { kind: 'runs-create'; conversationId?: string; retentionMs?: number }
+  | {
+      kind: 'runs-create';
+      conversationId?: string;
+      retentionMs?: number;
+      /** Hosts its commands may reach and secrets it opts into (`--allow`, `--secret`). */
+      network?: { allow: string[]; secrets: string[] };
+    }
   | { kind: 'runs-list'; status?: RunStatus; limit?: number; before?: string }
   | { kind: 'runs-get'; runId: string }
   | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
@@ -55,6 +62,7 @@ export type CliCommand =
   | { kind: 'tokens-list'; userId?: string }
   | { kind: 'tokens-revoke'; tokenId: string }
   | { kind: 'build'; runId: string; ref?: string; script?: string }
+  | NetworkCliCommand
   | WorkerCliCommand;
 
 /** Options every subcommand accepts. */
@@ -109,6 +117,8 @@ const OPTIONS = {
   script: { type: 'string' },
   worker: { type: 'string' },
   scope: { type: 'string' },
+  allow: { type: 'string', multiple: true },
+  secret: { type: 'string', multiple: true },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -125,7 +135,7 @@ const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'agent', 
 /** The options each subcommand accepts besides the global ones. */
 const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   help: [],
-  'runs-create': ['conversation', 'retention-ms'],
+  'runs-create': ['conversation', 'retention-ms', 'allow', 'secret'],
   'runs-list': ['status', 'limit', 'before'],
   'runs-get': [],
   'runs-end': [],
@@ -153,6 +163,10 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'consent-list': ['status'],
   'consent-approve': ['scope'],
   'consent-deny': [],
+  'network-show': [],
+  'network-allow': ['secret'],
+  'network-set': ['secret'],
+  'network-clear': [],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -187,10 +201,13 @@ function parseCommand(
       if (sub === 'create') {
         take(rest, [], 'runs create');
         const retentionMs = positiveInt(v['retention-ms'], 'retention-ms');
+        const allow = hostList(v.allow ?? [], 'runs create: --allow');
+        const secrets = secretList(v.secret);
         return {
           kind: 'runs-create',
           ...(v.conversation === undefined ? {} : { conversationId: v.conversation }),
           ...(retentionMs === undefined ? {} : { retentionMs }),
+          ...(allow.length === 0 && secrets.length === 0 ? {} : { network: { allow, secrets } }),
         } as const;
       }
       if (sub === 'list' || sub === 'ls') {
@@ -347,6 +364,8 @@ function parseCommand(
       return parseWorkers(sub, rest, v);
     case 'consent':
       return parseConsent(sub, rest, v);
+    case 'network':
+      return parseNetwork(sub, rest, v);
     default:
       throw new UsageError(`unknown command "${group}"`);
   }

@@ -36,6 +36,7 @@ import {
   formatWorkspaces,
   USAGE,
 } from './cli-output.js';
+import { runNetworkCommand } from './network-commands.js';
 import { runWorkerCommand } from './worker-commands.js';
 
 /** Where a command's output goes; the process's streams in the binary. */
@@ -254,6 +255,11 @@ async function runCommand(
       global.json ? json(out, fleet) : out.write(formatFleet(fleet));
       return 0;
     }
+    case 'network-show':
+    case 'network-allow':
+    case 'network-set':
+    case 'network-clear':
+      return runNetworkCommand(command, client, out, global.json);
     default:
       return runWorkerCommand(command, client, out, global.json);
   }

@@ -26,11 +26,20 @@ export const USAGE = `memql: drive memql-workbench runs from a shell
 usage: memql [--url URL] [--token TOKEN] [--json] <command> [arguments]
 
 runs
-  memql runs create [--conversation ID] [--retention-ms MS]   prints the new run id
+  memql runs create [--conversation ID] [--retention-ms MS] [--allow HOST[,HOST...]]... [--secret NAME]...
+      prints the new run id. --allow: hosts its commands may reach (pypi.org,
+      *.npmjs.org, github.com:443), within the operator's MEMQL_EGRESS_CEILING;
+      --secret: an operator secret (MEMQL_EGRESS_SECRETS) sent to its hosts only
   memql runs ls [--status STATUS] [--limit N] [--before ID]   your runs, newest first
   memql runs get <runId>
   memql runs end <runId> <succeeded|failed|cancelled|abandoned>
   memql runs delete <runId>
+
+network (a run has none unless given hosts; changes reach its next connection)
+  memql network show <runId>
+  memql network allow <runId> HOST[,HOST...]... [--secret NAME]...   adds them
+  memql network set <runId> [HOST[,HOST...]...] [--secret NAME]...   replaces all
+  memql network clear <runId>                      no network again
 
 commands
   memql exec <runId> [--timeout-ms MS] [--cwd DIR] [--output PATH]... -- <command...>
@@ -163,6 +172,8 @@ export function hintFor(code: string): string {
       return 'list the workspace with "memql fs ls <runId> -r"';
     case 'invalid_path':
       return 'paths are relative to the workspace root; no leading "/" and no ".."';
+    case 'egress_not_allowed':
+      return "a run may reach only hosts within the operator's MEMQL_EGRESS_CEILING (the message lists them); ask the operator for more";
     case 'command_not_allowed':
       return 'use only allowlisted programs; the message names the one refused';
     case 'payload_too_large':
@@ -217,6 +228,11 @@ export function formatRun(run: Run): string {
     `status:         ${run.status}`,
     `owner:          ${run.ownerUserId}`,
     `conversation:   ${run.conversationId ?? '-'}`,
+    // An agent node from before run networks answers without `network`.
+    `network:        ${run.network === undefined || run.network.allow.length === 0 ? 'none' : run.network.allow.join(', ')}`,
+    ...(run.network !== undefined && run.network.secrets.length > 0
+      ? [`secrets:        ${run.network.secrets.join(', ')}`]
+      : []),
     `created:        ${run.createdAt}`,
     '',
   ].join('\n');

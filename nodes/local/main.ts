@@ -93,6 +93,7 @@ async function main(): Promise<void> {
       fleet: inProcessFleet(config, host, db),
       workbenchRoot: config.workbenchRoot,
       releaseRun: (runId) => agent.releaseRun(runId),
+      egress: config.egress,
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
       ...(agent.workers ? { workers: agent.workers } : {}),

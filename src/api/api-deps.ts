@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Authority, DispatchResult, Envelope } from '../contract/index.js';
+import type {
+  Authority,
+  DispatchResult,
+  EgressBounds,
+  EgressPolicy,
+  Envelope,
+} from '../contract/index.js';
 import type { DispatchCallOptions } from '../mesh/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Command, Db } from '../store/index.js';
@@ -42,6 +48,17 @@ export interface ApiDeps {
    * delete routes answer once it resolves. Absent: the nodes' sweeps do it.
    */
   releaseRun?: (runId: string) => Promise<void>;
+  /**
+   * What runs may be given on the network: `MEMQL_EGRESS_CEILING` and the names
+   * `MEMQL_EGRESS_SECRETS` defines. Absent: no ceiling, so a run may have no network.
+   */
+  egress?: EgressBounds;
+  /**
+   * Told each change of a run's network as this node's API made it, with the policy now
+   * in force: the in-process workbench's policy cache, so the run's next connection
+   * sees it at once. Other nodes learn it through the store's notice.
+   */
+  onRunNetworkChanged?: (runId: string, policy: EgressPolicy) => void;
   /** Served at `/metrics`; an empty text when absent. */
   metrics?: Registry;
   log: Logger;

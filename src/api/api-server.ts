@@ -5,9 +5,10 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /v1/runs` | 201 `{run}` |
+ * | `POST /v1/runs` | 201 `{run}`: body `{conversationId?, retentionMs?, network?: {allow, secrets?}}` |
  * | `GET /v1/runs?status=&limit=&before=` | `{runs, nextBefore}`, newest first |
  * | `GET /v1/runs/:runId` | `{run}` |
+ * | `PUT /v1/runs/:runId/network` | `{run}`: body `{allow, secrets?}` replaces the run's network (see `network-routes.ts`) |
  * | `POST /v1/runs/:runId/end` | `{run, released}` |
  * | `DELETE /v1/runs/:runId` | `{deleted: {objects, commands, workspaces, artifacts}}` |
  * | `POST /v1/dispatch?cancelOnDisconnect=` | the dispatch result |
@@ -70,6 +71,7 @@ import {
   sendError,
   sendJson,
 } from './http-io.js';
+import { setRunNetworkRoute } from './network-routes.js';
 import { answerParseError } from './parse-refusal.js';
 import {
   artifactContentRoute,
@@ -111,6 +113,11 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: getRunRoute },
   { method: 'DELETE', pattern: new RegExp(`^/v1/runs/${ID}$`), handler: deleteRunRoute },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/end$`), handler: endRunRoute },
+  {
+    method: 'PUT',
+    pattern: new RegExp(`^/v1/runs/${ID}/network$`),
+    handler: setRunNetworkRoute,
+  },
   { method: 'PUT', pattern: new RegExp(`^/v1/runs/${ID}/files$`), handler: putFileRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/files$`), handler: getFileRoute },
   {

@@ -1,7 +1,7 @@
 /**
  * The HTTP edges of the API: a refusal with a stable code and a status, bounded body
- * reading, and JSON answers. Every refusal is `{ok: false, errorCode, message}` with
- * a code from the contract's one list.
+ * reading, and JSON answers. Every refusal is `{ok: false, errorCode, message,
+ * payload?}` with a code from the contract's one list.
  *
  * @module
  */
@@ -22,6 +22,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
+    /** Structured detail for the caller, sent as the refusal's `payload`. */
+    readonly payload?: unknown,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -49,8 +51,20 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  * messages (SQL, file system, object store) never reach the caller: they describe the
  * node, so they are logged and replaced (see `resultFromError`).
  */
-export function errorAnswer(err: unknown): { status: number; code: ErrorCode; message: string } {
-  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
+export function errorAnswer(err: unknown): {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  payload?: unknown;
+} {
+  if (err instanceof ApiError) {
+    return {
+      status: err.status,
+      code: err.code,
+      message: err.message,
+      ...(err.payload === undefined ? {} : { payload: err.payload }),
+    };
+  }
   if (err instanceof WorkbenchError) {
     const status = err.code === 'not_found' ? 404 : err.code === 'unavailable' ? 503 : 400;
     return { status, code: err.code, message: err.message };
@@ -74,14 +88,19 @@ export function errorAnswer(err: unknown): { status: number; code: ErrorCode; me
 
 /** Writes a refusal, unless the answer already started (then the connection is cut). */
 export function sendError(res: ServerResponse, err: unknown): void {
-  const { status, code, message } = errorAnswer(err);
+  const { status, code, message, payload } = errorAnswer(err);
   if (res.headersSent) {
     res.destroy();
     return;
   }
   if (status === 401) res.setHeader('www-authenticate', 'Bearer');
   if (status === 413) res.setHeader('connection', 'close');
-  sendJson(res, status, { ok: false, errorCode: code, message });
+  sendJson(res, status, {
+    ok: false,
+    errorCode: code,
+    message,
+    ...(payload === undefined ? {} : { payload }),
+  });
 }
 
 function tooLarge(limit: number): ApiError {

@@ -1,6 +1,7 @@
 /**
- * Runs: create (the caller owns it), read, end with a terminal status (which
- * releases the workspace), delete (which removes its data and its artifacts).
+ * Runs: create (the caller owns it, with the network it may have), read, end with a
+ * terminal status (which releases the workspace), delete (which removes its data and
+ * its artifacts). Changing a run's network later is `network-routes.ts`.
  *
  * @module
  */
@@ -27,6 +28,7 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
+import { auditNetwork, checkedNetwork } from './network-routes.js';
 import { parsePageQuery } from './page-query.js';
 import { runView } from './views.js';
 
@@ -42,10 +44,13 @@ export async function ownRun(ctx: RouteContext, runId: string): Promise<Run> {
   return run;
 }
 
-/** `POST /v1/runs`. */
+/**
+ * `POST /v1/runs` `{conversationId?, retentionMs?, network?: {allow, secrets?}}`. A run
+ * given no network has none; one given rules outside the operator's ceiling is not made.
+ */
 export async function createRunRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
-  rejectUnknownFields(body, ['conversationId', 'retentionMs']);
+  rejectUnknownFields(body, ['conversationId', 'retentionMs', 'network']);
   const { conversationId, retentionMs } = body;
   if (
     conversationId !== undefined &&
@@ -67,11 +72,18 @@ export async function createRunRoute(ctx: RouteContext): Promise<void> {
       `expected a positive integer of ms, at most ${MAX_RETENTION_MS}`,
     );
   }
-  const run = await createRun(ctx.deps.db, {
-    id: ctx.deps.newRunId?.() ?? `run-${randomUUID()}`,
-    ownerUserId: ctx.caller.userId,
-    conversationId: conversationId ?? null,
-    retentionExpiresAt: retentionMs === undefined ? null : new Date(Date.now() + retentionMs),
+  const network =
+    body.network === undefined ? null : checkedNetwork(ctx, body.network, 'network').network;
+  const run = await ctx.deps.db.transaction(async (tx) => {
+    const created = await createRun(tx, {
+      id: ctx.deps.newRunId?.() ?? `run-${randomUUID()}`,
+      ownerUserId: ctx.caller.userId,
+      conversationId: conversationId ?? null,
+      retentionExpiresAt: retentionMs === undefined ? null : new Date(Date.now() + retentionMs),
+      ...(network === null ? {} : { network }),
+    });
+    if (network !== null) await auditNetwork(tx, ctx, created.id, network, 'created');
+    return created;
   });
   ctx.log.info({ runId: run.id, userId: run.ownerUserId }, 'run created');
   sendJson(ctx.res, 201, { run: runView(run) });

@@ -25,7 +25,7 @@ import { describeReleaseReason } from './release-reasons.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-/** A run. */
+/** A run, with its network policy (host rules as written, secret names). */
 export function runView(run: Run) {
   return {
     id: run.id,
@@ -35,6 +35,7 @@ export function runView(run: Run) {
     createdAt: iso(run.createdAt),
     endedAt: iso(run.endedAt),
     retentionExpiresAt: iso(run.retentionExpiresAt),
+    network: { allow: [...run.network.allow], secrets: [...run.network.secrets] },
   };
 }
 

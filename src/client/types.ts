@@ -15,6 +15,8 @@ import type {
   ExpectedOutputResult,
   PromotedArtifact,
   RefusedPath,
+  RunNetwork,
+  RunNetworkRequest,
   RunStatus,
   TokenKind,
   ToolActionName,
@@ -29,6 +31,7 @@ export {
   type ConsentRequestView,
   type ConsentStatus,
   type DenyAnswer,
+  type EgressRefusal,
   type ExecPayload,
   type ExpectedOutputResult,
   type FilesRefused,
@@ -39,6 +42,8 @@ export {
   type OutputError,
   type PromotedArtifact,
   type RefusedPath,
+  type RunNetwork,
+  type RunNetworkRequest,
   type RunStatus,
   SCOPES,
   type Scope,
@@ -70,6 +75,8 @@ export interface Run {
   readonly endedAt: string | null;
   /** When the run's data is due for deletion; null when kept until deleted. */
   readonly retentionExpiresAt: string | null;
+  /** What its commands may reach: host rules and secret names; `allow: []` is no network. */
+  readonly network: RunNetwork;
 }
 
 /** What `listRuns` may select. */
@@ -95,6 +102,11 @@ export interface CreateRunOptions {
   readonly conversationId?: string;
   /** How long the run's data is kept after creation, in milliseconds. */
   readonly retentionMs?: number;
+  /**
+   * Hosts its commands may reach (within the operator's ceiling) and secrets it opts
+   * into; default none. Outside the ceiling: `egress_not_allowed`, and no run is made.
+   */
+  readonly network?: RunNetworkRequest;
 }
 
 /** What deleting a run removed, counted by kind. */

@@ -17,6 +17,7 @@ import type {
   DispatchFailure,
   DispatchResult,
   KillSwitchAnswer,
+  RunNetworkRequest,
   Scope,
   SetScopeAnswer,
   TokenKind,
@@ -125,6 +126,17 @@ export class WorkbenchClient {
   /** Read one of the caller's runs (`not_found` for anyone else's). */
   async getRun(runId: string): Promise<Run> {
     return field<Run>(await this.http.json('GET', `/v1/runs/${enc(runId, 'runId')}`), 'run');
+  }
+
+  /**
+   * Replace a run's network (`{allow: []}` takes it away); its commands' next
+   * connections follow it. Outside the operator's ceiling, or naming a secret the
+   * operator did not define: `egress_not_allowed` (403), its payload saying what the
+   * ceiling allows, and nothing changes. An agent token may: the ceiling is the guard.
+   */
+  async setRunNetwork(runId: string, network: RunNetworkRequest): Promise<Run> {
+    const path = `/v1/runs/${enc(runId, 'runId')}/network`;
+    return field<Run>(await this.http.json('PUT', path, { body: network }), 'run');
   }
 
   /** Move a run to a terminal status; its workspace is released. */

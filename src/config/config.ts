@@ -1,4 +1,4 @@
-import type { CidrRange, Need } from '../contract/index.js';
+import type { CidrRange, HostRule, Need } from '../contract/index.js';
 import type { HostPort } from './host-port.js';
 import type { PeerSeed } from './peer-seeds.js';
 
@@ -127,6 +127,34 @@ export interface FetchConfig {
   readonly timeoutMs: number;
 }
 
+/**
+ * An operator-defined secret a run may opt into: the egress proxy adds `header: value`
+ * to requests to `hosts`. The value is secret: redacted when config is logged.
+ */
+export interface EgressSecret {
+  /** The name runs opt in by (`network.secrets`). */
+  name: string;
+  /** The hosts the header is sent to, and no others. */
+  hosts: HostRule[];
+  /** The header's name, e.g. `Authorization`. */
+  header: string;
+  /** The header's value: the prefix and what the file or variable holds. Secret. */
+  value: string;
+}
+
+/** What a run's commands may reach on the network (`MEMQL_EGRESS_*`). */
+export interface EgressConfig {
+  /** `MEMQL_EGRESS_CEILING`: the most any run may be given, deduplicated. Default none. */
+  readonly ceiling: readonly HostRule[];
+  /** The names `MEMQL_EGRESS_SECRETS` defines, in its order. Default none. */
+  readonly secretNames: readonly string[];
+  /**
+   * The secrets with their values, in the same order; empty on a node that reads the
+   * names only (`LoadConfigOptions.egressSecretValues`: agent nodes). Secret.
+   */
+  readonly secrets: readonly EgressSecret[];
+}
+
 /** An address to listen on. */
 export interface ListenAddress {
   /** Host or IP; an IPv6 address without brackets. */
@@ -242,6 +270,8 @@ export interface Config {
   readonly exec: ExecConfig;
   /** `fetch` limits. */
   readonly fetch: FetchConfig;
+  /** Egress: the ceiling of every run's network and the operator's secrets. */
+  readonly egress: EgressConfig;
   /** Listen addresses. */
   readonly listen: ListenConfig;
   /** Peer authentication. */

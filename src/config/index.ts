@@ -5,6 +5,8 @@ export type {
   Config,
   ConfigWarning,
   DatabaseConfig,
+  EgressConfig,
+  EgressSecret,
   ExecConfig,
   FetchConfig,
   ListenAddress,
@@ -23,6 +25,7 @@ export { LOG_LEVELS } from './config.js';
 export type { ConfigIssue } from './config-error.js';
 export { ConfigError } from './config-error.js';
 export { renderConfigTable } from './config-table.js';
+export type { FileReader } from './egress-settings.js';
 export type { Env } from './env-reader.js';
 export type { HostPort } from './host-port.js';
 export { formatHostPort, parseHostPort } from './host-port.js';

@@ -13,6 +13,7 @@ import type {
 } from './config.js';
 import { LOG_LEVELS } from './config.js';
 import { ConfigError } from './config-error.js';
+import { type FileReader, readEgress } from './egress-settings.js';
 import { type Env, EnvReader } from './env-reader.js';
 import { parseHostPort } from './host-port.js';
 import { type Parsed, withShape } from './parsed.js';
@@ -68,6 +69,19 @@ export interface LoadConfigOptions {
    * wherever it is). Default `false`.
    */
   readonly worker?: boolean;
+  /**
+   * Reads a file a setting names, whole, as UTF-8 (`readFileSync`): the `file` of a
+   * `MEMQL_EGRESS_SECRETS` secret. Default: none, and such a secret is refused.
+   */
+  readonly readFile?: FileReader;
+  /**
+   * Whether to read the values of `MEMQL_EGRESS_SECRETS`. Nodes that run commands need
+   * them (their egress proxy sends them); a node that only checks a run's secret names
+   * does not, and needs no Secret mounted. `'unless-remote'` (the agent node): read them
+   * unless `MEMQL_WORKBENCH_REMOTE` is on without `MEMQL_WORKBENCH_LOCAL_FALLBACK`, the
+   * one case where the node runs no command itself. Default `true`.
+   */
+  readonly egressSecretValues?: boolean | 'unless-remote';
 }
 
 const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
@@ -164,6 +178,15 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       maxBytes: r.required('MEMQL_FETCH_MAX_BYTES', positiveBytes),
       timeoutMs: r.required('MEMQL_FETCH_TIMEOUT_MS', positiveMs),
     },
+    egress: readEgress(r, {
+      env,
+      readFile: options.readFile,
+      values:
+        options.egressSecretValues === 'unless-remote'
+          ? !workbenchRemote || workbenchLocalFallback
+          : (options.egressSecretValues ?? true),
+      warnings,
+    }),
     listen: {
       grpc: r.required('MEMQL_GRPC_LISTEN', parseListenAddress),
       http: r.required('MEMQL_HTTP_LISTEN', parseListenAddress),

@@ -1,3 +1,4 @@
+import { formatHostRule, type HostRule } from '../contract/index.js';
 import type { Config } from './config.js';
 
 /** What replaces a secret in anything meant for logs or messages. */
@@ -5,7 +6,7 @@ export const REDACTED = '[redacted]';
 
 /**
  * A copy of `config` safe to log: the mesh token, the worker's API token, the S3
- * secret access key and the database password (in the URL's user info or query) are replaced by
+ * secret access key, the values of the egress secrets and the database password (in the URL's user info or query) are replaced by
  * `[redacted]`. The input is not changed.
  */
 export function redactConfig(config: Config): Config {
@@ -20,18 +21,33 @@ export function redactConfig(config: Config): Config {
       : copy.objectStore;
   const mesh = copy.mesh.token === null ? copy.mesh : { ...copy.mesh, token: REDACTED };
   const worker = copy.worker === null ? null : { ...copy.worker, token: REDACTED };
-  return { ...copy, database, objectStore, mesh, worker };
+  const egress = {
+    ...copy.egress,
+    secrets: copy.egress.secrets.map((secret) => ({ ...secret, value: REDACTED })),
+  };
+  return { ...copy, database, objectStore, mesh, worker, egress };
 }
 
 /**
  * The configuration as the boot log shows it: {@link redactConfig}'s copy, with
- * address ranges in their canonical text (`10.0.0.0/8`) rather than their bytes.
+ * address ranges and host rules in their written form (`10.0.0.0/8`, `*.npmjs.org`)
+ * rather than their bytes, and each egress secret's value redacted.
  */
 export function configLogView(config: Config): unknown {
   const copy = redactConfig(config);
+  const rules = (list: readonly HostRule[]) => list.map(formatHostRule);
   return {
     ...copy,
     fetch: { ...copy.fetch, allowPrivate: copy.fetch.allowPrivate.map((range) => range.text) },
+    egress: {
+      ceiling: rules(copy.egress.ceiling),
+      secrets: copy.egress.secretNames.map((name) => {
+        const secret = copy.egress.secrets.find((s) => s.name === name);
+        return secret === undefined
+          ? { name }
+          : { name, hosts: rules(secret.hosts), header: secret.header, value: secret.value };
+      }),
+    },
   };
 }
 

@@ -312,6 +312,22 @@ export const CONFIG_VARIABLES = [
     description: 'Time limit of one `fetch`.',
   },
   {
+    name: 'MEMQL_EGRESS_CEILING',
+    default: '',
+    defaultText: 'empty: no run may have network',
+    type: 'comma-separated host rules: `host`, `*.suffix`, either with `:port`',
+    description:
+      'The most network any run may be given, e.g. `pypi.org,files.pythonhosted.org,registry.npmjs.org,github.com:443`. A run is given hosts within it at creation or later (`network` of `POST /v1/runs`, `PUT /v1/runs/:runId/network`); a host outside it is refused (`egress_not_allowed`). Rules name hosts, never addresses; a wildcard matches the names below its suffix. Set it on agent nodes (which check each change) and on workbench nodes (which enforce it again, so lowering it takes effect without touching the runs).',
+  },
+  {
+    name: 'MEMQL_EGRESS_SECRETS',
+    default: undefined,
+    defaultText: 'unset: no secrets',
+    type: 'JSON object: `{"<name>": {"hosts": [rules], "header": "<name>", "prefix"?: "<text>", "file": "<path>" | "env": "<VARIABLE>"}}`',
+    description:
+      'Secrets a run may opt into by name (`network.secrets`): the egress proxy adds the header to requests to those hosts only, and the value never enters the sandbox. The value is read at start from `file` (a mounted Kubernetes Secret; one trailing newline is dropped) or from the environment variable `env` (`valueFrom.secretKeyRef`), `prefix` put before it (e.g. `"Bearer "`). Only references belong here, never a value, so it is plain configuration (a ConfigMap value), not a Secret; still, no error quotes it, in case a value was pasted in by mistake. Agent nodes in remote mode read the names only.',
+  },
+  {
     name: 'MEMQL_GRPC_LISTEN',
     default: '0.0.0.0:50060',
     type: '`host:port`; IPv6 in brackets; port 0 picks a free port',

@@ -116,6 +116,11 @@ export const ERROR_CODES = {
       "The workbench cannot provide what the call needs and no connected worker host of the caller's does either; the payload names what is missing and each worker. Start a worker that provides it. Nothing ran.",
     category: 'environment',
   },
+  egress_not_allowed: {
+    meaning:
+      "A run's network policy names a host rule outside the operator's egress ceiling (MEMQL_EGRESS_CEILING) or a secret the operator did not define (MEMQL_EGRESS_SECRETS). HTTP 403; nothing changed. The message names each rule or secret refused and what the ceiling allows; only the operator can widen it.",
+    category: 'policy',
+  },
   fetch_blocked: {
     meaning: 'The fetch target is refused by policy (for example a private or internal address).',
     category: 'policy',

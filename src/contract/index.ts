@@ -51,6 +51,7 @@ export * from './egress-policy.js';
 export * from './envelope.js';
 export * from './environment.js';
 export * from './errors.js';
+export * from './exec-programs.js';
 export type { FieldProblem } from './field-problems.js';
 export type { IpAddress, ParsedHost } from './ip-address.js';
 export {
@@ -63,6 +64,7 @@ export {
 export * from './node-stopping.js';
 export * from './result.js';
 export * from './run-id.js';
+export * from './run-network.js';
 export * from './scope.js';
 export * from './token-kind.js';
 export * from './tool-definition.js';

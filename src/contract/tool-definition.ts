@@ -19,6 +19,7 @@ import {
   type ToolActionName,
 } from './actions.js';
 import { environmentHintSchema } from './environment.js';
+import { EXEC_PROGRAMS_SUMMARY } from './exec-programs.js';
 
 /** The tool's name, as models call it. */
 export const WORKBENCH_TOOL_NAME = 'workbenchHost';
@@ -42,7 +43,9 @@ const ACTION_DESCRIPTIONS: Record<ToolActionName, string> = {
   fs_read: 'Read a file, or a byte range of it.',
   fs_list: 'List a directory, optionally recursively.',
   fs_delete: 'Delete a file, or a directory tree with recursive=true.',
-  exec: 'Run an allowlisted shell command in the workspace (no network inside the sandbox).',
+  exec:
+    'Run an allowlisted shell command in the workspace (no network unless the run is given hosts). ' +
+    EXEC_PROGRAMS_SUMMARY,
   fetch: 'Download an http(s) URL into a workspace file.',
   promote_artifact: 'Hand a workspace file to the user as a downloadable artifact.',
 };

@@ -8,8 +8,8 @@
  * ownership, refusals and limits are the API's. What it adds is the shape MCP clients
  * expect:
  *
- * - `tools/list`: `open_run`, `end_run`, `list_runs` and one tool per workbench action
- *   (see `tools.ts`).
+ * - `tools/list`: `open_run`, `end_run`, `list_runs`, `set_run_network` and one tool
+ *   per workbench action (see `tools.ts`).
  * - `tools/call`: a refused or failed call is a tool result with `isError: true` whose
  *   text starts with the stable error code and says what to do, so the model can read
  *   it and try again; the dispatch result is also given whole as `structuredContent`.
@@ -50,6 +50,7 @@ import { mcpTools } from './tools.js';
 export type McpBackend = Pick<
   WorkbenchClient,
   | 'createRun'
+  | 'setRunNetwork'
   | 'endRun'
   | 'listRuns'
   | 'dispatchStream'
@@ -70,7 +71,8 @@ const ARTIFACT_URI = /^memql:\/\/artifacts\/([^/?#]+)$/;
 const INSTRUCTIONS =
   'memql-workbench gives you a sandboxed Linux workspace per run. Call open_run first and pass ' +
   'its runId to every other tool; files persist across calls within the run. exec runs ' +
-  'allowlisted shell commands with no network; fetch downloads a URL into the workspace; ' +
+  'allowlisted shell commands, with no network unless the run is given hosts (open_run network, ' +
+  'set_run_network; within the operator ceiling); fetch downloads a URL into the workspace; ' +
   'promote_artifact hands a file to the user. Paths are relative to the workspace root. ' +
   'End the run with end_run when the work is done.';
 
@@ -112,10 +114,11 @@ function toolErrorOf(err: unknown): CallToolResult {
     const message = err.message.startsWith(`${err.code}:`)
       ? err.message
       : `${err.code}: ${err.message}`;
+    const payload = err.payload === undefined ? {} : { payload: err.payload };
     return {
       isError: true,
       content: [text(message)],
-      structuredContent: { ok: false, errorCode: err.code, message },
+      structuredContent: { ok: false, errorCode: err.code, message, ...payload },
     };
   }
   throw err;
@@ -242,6 +245,17 @@ export function createMcpServer(
         case 'list_runs': {
           const page = await backend.listRuns(input as Parameters<McpBackend['listRuns']>[0]);
           return { content: [text(JSON.stringify(page))], structuredContent: { ...page } };
+        }
+        case 'set_run_network': {
+          const { runId, ...network } = input;
+          if (typeof runId !== 'string') return invalid('runId: expected the run id from open_run');
+          // The API checks the shape and the operator's ceiling, and answers why not.
+          const run = await backend.setRunNetwork(
+            runId,
+            network as unknown as Parameters<McpBackend['setRunNetwork']>[1],
+          );
+          const answer = { runId: run.id, network: run.network };
+          return { content: [text(JSON.stringify(answer))], structuredContent: answer };
         }
       }
       if (!isActionName(name) || !isToolActionName(name)) {

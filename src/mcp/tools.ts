@@ -1,7 +1,7 @@
 /**
  * The MCP tools: one per workbench action a model may call (the `workbenchHost`
- * actions, `build` never among them), and `open_run` / `end_run` / `list_runs` around
- * them. Each action tool takes the action's own arguments plus the run it works in, so
+ * actions, `build` never among them), and `open_run` / `end_run` / `list_runs` /
+ * `set_run_network` around them. Each action tool takes the action's own arguments plus the run it works in, so
  * its input schema is the action's schema from the contract with `runId` (and the
  * optional `environment` hint) added: the same schema the envelope parser holds the call
  * to, so a model is told exactly what is accepted.
@@ -11,9 +11,13 @@
 
 import {
   actionArgsJsonSchema,
+  EXEC_PROGRAMS_SUMMARY,
   environmentHintJsonSchema,
   type JsonSchema,
+  MAX_HOST_RULES,
   MAX_ID_CHARS,
+  MAX_RUN_SECRETS,
+  SECRET_NAME_PATTERN,
   TERMINAL_RUN_STATUSES,
   TOOL_ACTION_NAMES,
   type ToolActionName,
@@ -27,15 +31,16 @@ const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
   fs_list: 'List a directory of the run workspace, optionally recursively.',
   fs_delete: 'Delete a file, or a directory tree with recursive=true.',
   exec:
-    'Run an allowlisted shell command in the run workspace, in a sandbox with no network. ' +
-    'Files the command writes persist in the run. Live output is sent as progress notifications when the call carries a progress token.',
+    'Run an allowlisted shell command in the run workspace, in a sandbox with no network unless the run is given hosts (set_run_network). ' +
+    'Files the command writes persist in the run. Live output is sent as progress notifications when the call carries a progress token. ' +
+    EXEC_PROGRAMS_SUMMARY,
   fetch: 'Download an http(s) URL into a file of the run workspace.',
   promote_artifact:
     'Hand a workspace file to the user as a downloadable artifact (listed as an MCP resource).',
 };
 
 /** The tools that are not workbench actions. */
-export const RUN_TOOL_NAMES = ['open_run', 'end_run', 'list_runs'] as const;
+export const RUN_TOOL_NAMES = ['open_run', 'end_run', 'list_runs', 'set_run_network'] as const;
 
 /** One tool as `tools/list` answers it. */
 export interface McpToolListing {
@@ -72,6 +77,46 @@ const callIdSchema = {
     'a callId already used for a different call is refused (call_id_conflict).',
 };
 
+const allowSchema = {
+  type: 'array',
+  maxItems: MAX_HOST_RULES,
+  items: { type: 'string', minLength: 1, maxLength: 260 },
+  description:
+    'Host names its commands may reach: exact (pypi.org), a wildcard for the names below a suffix (*.pythonhosted.org), either with an optional :port (github.com:443). Names, never IP addresses. [] is no network.',
+};
+
+const secretsSchema = {
+  type: 'array',
+  maxItems: MAX_RUN_SECRETS,
+  items: { type: 'string', pattern: SECRET_NAME_PATTERN.source },
+  description:
+    "Names of the operator's secrets to use (a token for a private index or git host): the proxy adds each to requests to its own hosts; its value never enters the sandbox. Optional.",
+};
+
+/** `network` of `open_run`: the run's hosts and secrets. */
+const networkSchema = {
+  type: 'object',
+  properties: { allow: allowSchema, secrets: secretsSchema },
+  required: ['allow'],
+  additionalProperties: false,
+  description:
+    "Optional: what the run's commands may reach on the network (pip, npm, git and curl go through a proxy that allows these hosts only). Without it, commands have no network. Only hosts within the operator's ceiling are accepted (egress_not_allowed lists it).",
+};
+
+/**
+ * How a model that was refused a host learns to ask: `egress.refused` in an exec
+ * result, or a proxy refusal in pip's or git's output, names the host. Within the
+ * operator's ceiling only: the ceiling, not this tool, is the guard.
+ */
+const SET_RUN_NETWORK_DESCRIPTION =
+  "Replace the hosts a run's commands may reach on the network, and the operator secrets it uses. " +
+  'Commands have no network unless their run is given hosts. When a command fails because a host was refused ' +
+  '(the exec result lists egress.refused, or pip, npm, git or curl reports the proxy refusing a host), call this ' +
+  'with every host the work needs, keeping the ones the run already has (it replaces the list): for pip ' +
+  'pypi.org and files.pythonhosted.org, for npm registry.npmjs.org. Running commands use it from their next ' +
+  "connection; no restart. Only hosts within the operator's ceiling can be given: egress_not_allowed names the " +
+  'hosts refused and what the ceiling allows; for anything beyond it, tell the user what you need.';
+
 /** Whether an action only reads the workspace. */
 const READ_ONLY: ReadonlySet<ToolActionName> = new Set(['fs_read', 'fs_list']);
 
@@ -101,7 +146,8 @@ export function mcpTools(): McpToolListing[] {
       title: 'Open a run',
       description:
         'Create a run: a sandboxed Linux workspace whose files persist across calls until the run ends. ' +
-        'Returns its runId, which every other tool takes.',
+        'Returns its runId, which every other tool takes. Its commands have no network unless network.allow names hosts ' +
+        '(set_run_network changes them later).',
       inputSchema: {
         type: 'object',
         properties: {
@@ -116,6 +162,7 @@ export function mcpTools(): McpToolListing[] {
             minimum: 1,
             description: 'How long the run data is kept, in milliseconds.',
           },
+          network: networkSchema,
         },
         additionalProperties: false,
       },
@@ -152,6 +199,18 @@ export function mcpTools(): McpToolListing[] {
         additionalProperties: false,
       },
       annotations: { readOnlyHint: true },
+    },
+    {
+      name: 'set_run_network',
+      title: "Set a run's network",
+      description: SET_RUN_NETWORK_DESCRIPTION,
+      inputSchema: {
+        type: 'object',
+        properties: { runId: runIdSchema, allow: allowSchema, secrets: secretsSchema },
+        required: ['runId', 'allow'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
     },
   ];
   const actionTools = TOOL_ACTION_NAMES.map(

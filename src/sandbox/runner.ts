@@ -70,6 +70,13 @@ export interface Runner {
   probe(): Promise<RunnerProbe>;
   /** Runs one command. Rejects only when the sandbox itself could not be started. */
   run(spec: RunSpec): Promise<RunResult>;
+  /**
+   * Programs this backend's sandbox provides beyond the base allowlist, as its image
+   * declares them (the docker runner's `memql.runner.programs` label): the exec
+   * allowlist admits them for commands run here. Backends without one (bwrap, whose
+   * sandbox is the node's own system) keep the base list.
+   */
+  providedPrograms?(): Promise<readonly string[]>;
   /** Ends the warm sandboxes of a workspace whose copy goes away (see `RunSpec.reuse`). */
   release?(workspaceDir: string): Promise<void>;
   /** Ends every warm sandbox; the node is stopping. */

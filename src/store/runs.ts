@@ -1,12 +1,13 @@
 import {
   isTerminalRunStatus,
+  type RunNetwork,
   type RunStatus,
   TERMINAL_RUN_STATUSES,
   type TerminalRunStatus,
 } from '../contract/index.js';
 import type { Queryable } from './db.js';
 import { StoreError } from './errors.js';
-import { date, dateOrNull, textOrNull } from './rows.js';
+import { date, dateOrNull, jsonColumn, textOrNull } from './rows.js';
 
 export { isTerminalRunStatus, type RunStatus, TERMINAL_RUN_STATUSES, type TerminalRunStatus };
 
@@ -21,11 +22,13 @@ export interface Run {
   endedAt: Date | null;
   retentionExpiresAt: Date | null;
   deletedAt: Date | null;
+  /** What its commands may reach: host rules as written and secret names; empty: no network. */
+  network: RunNetwork;
 }
 
 /** The run columns every query of a whole run reads, in {@link toRun}'s order. */
 export const RUN_COLUMNS = `id, owner_user_id, conversation_id, status, created_at, updated_at, ended_at,
-  retention_expires_at, deleted_at`;
+  retention_expires_at, deleted_at, egress_allow, egress_secrets`;
 
 /** A run row as read with {@link RUN_COLUMNS}. */
 export function toRun(r: Record<string, unknown>): Run {
@@ -39,6 +42,10 @@ export function toRun(r: Record<string, unknown>): Run {
     endedAt: dateOrNull(r.ended_at),
     retentionExpiresAt: dateOrNull(r.retention_expires_at),
     deletedAt: dateOrNull(r.deleted_at),
+    network: {
+      allow: jsonColumn<string[] | null>(r.egress_allow) ?? [],
+      secrets: jsonColumn<string[] | null>(r.egress_secrets) ?? [],
+    },
   };
 }
 
@@ -48,14 +55,24 @@ export interface NewRun {
   ownerUserId: string;
   conversationId?: string | null;
   retentionExpiresAt?: Date | null;
+  /** Its network policy, already checked against the operator's bounds. Default: none. */
+  network?: RunNetwork;
 }
 
 /** Inserts a running run. An existing id is a `conflict`. */
 export async function createRun(q: Queryable, run: NewRun): Promise<Run> {
   const rows = await q.query(
-    `insert into run (id, owner_user_id, conversation_id, retention_expires_at)
-     values ($1, $2, $3, $4) returning ${RUN_COLUMNS}`,
-    [run.id, run.ownerUserId, run.conversationId ?? null, run.retentionExpiresAt ?? null],
+    `insert into run (id, owner_user_id, conversation_id, retention_expires_at, egress_allow,
+       egress_secrets)
+     values ($1, $2, $3, $4, $5::text::jsonb, $6::text::jsonb) returning ${RUN_COLUMNS}`,
+    [
+      run.id,
+      run.ownerUserId,
+      run.conversationId ?? null,
+      run.retentionExpiresAt ?? null,
+      JSON.stringify(run.network?.allow ?? []),
+      JSON.stringify(run.network?.secrets ?? []),
+    ],
   );
   return toRun(rows[0]!);
 }

@@ -5,7 +5,7 @@ import { createObjectStore, type ObjectStore, objectStoreSettings } from '../obj
 import { BwrapRunner } from '../sandbox/bwrap/index.js';
 import { DockerRunner } from '../sandbox/docker/index.js';
 import { ProcessRunner } from '../sandbox/process-runner.js';
-import { SANDBOX_UID } from '../sandbox/runner.js';
+import { type Runner, SANDBOX_UID } from '../sandbox/runner.js';
 import {
   type RunnerCandidates,
   type RunnerSelection,
@@ -42,9 +42,29 @@ export interface BuiltHost {
 }
 
 /**
+ * The programs the runner's sandbox provides beyond the defaults (the docker runner's
+ * image label), or none when it declares none or its image cannot be read now: the
+ * allowlist then keeps its base list, and says so.
+ */
+async function runnerPrograms(runner: Runner, log: Logger): Promise<readonly string[]> {
+  if (runner.providedPrograms === undefined) return [];
+  try {
+    const programs = await runner.providedPrograms();
+    log.info({ runner: runner.kind, programs }, 'the runner image adds programs to the allowlist');
+    return programs;
+  } catch (err) {
+    log.warn(
+      { err, runner: runner.kind },
+      'the runner image could not be read; its own programs are not allowed until the node restarts',
+    );
+    return [];
+  }
+}
+
+/**
  * Builds the workbench host a node serves from its configuration: the runner chosen
- * by `MEMQL_RUNNER` (never silently unisolated), the allowlist with the operator's
- * extras, and the exec and fetch limits.
+ * by `MEMQL_RUNNER` (never silently unisolated), the allowlist with the programs the
+ * runner's image declares and the operator's extras, and the exec and fetch limits.
  */
 export async function createWorkbenchHost(
   config: Config,
@@ -82,8 +102,12 @@ export async function createWorkbenchHost(
   }
   const checker = await createCommandChecker({
     extraAllowed: config.exec.allowlistExtra,
+    runnerPrograms: 'runner' in runner ? await runnerPrograms(runner.runner, deps.log) : [],
     resolvePath: createSystemPathResolver(),
   });
+  for (const problem of checker.refusedRunnerPrograms) {
+    deps.log.warn({ image: config.runner.image }, `runner image program left out: ${problem}`);
+  }
   const owner = deps.runsAsRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
   const host = new WorkbenchHost({
     db: deps.db,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { Test } from 'tap';
 import { AgentDispatcher } from '../../src/agent/index.js';
-import { localFleet, startApiServer } from '../../src/api/index.js';
+import { type ApiDeps, localFleet, startApiServer } from '../../src/api/index.js';
 import type { DispatchResult } from '../../src/contract/index.js';
 import { FsObjectStore } from '../../src/objects/index.js';
 import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
@@ -56,7 +56,13 @@ export interface ApiHarness {
  * Starts everything on `t` and tears it all down at its end. The sandbox is real
  * bubblewrap (`scripts/setup/install-sandbox.sh`): the API is the way commands reach it.
  */
-export async function startApiHarness(t: Test): Promise<ApiHarness> {
+export async function startApiHarness(
+  t: Test,
+  options: {
+    /** API dependencies beyond the harness's own (the egress bounds, a hook). */
+    api?: Partial<Pick<ApiDeps, 'egress' | 'onRunNetworkChanged'>>;
+  } = {},
+): Promise<ApiHarness> {
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
   const db = await openDb({ kind: 'postgres', url: database.url });
@@ -115,6 +121,7 @@ export async function startApiHarness(t: Test): Promise<ApiHarness> {
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
       log,
+      ...options.api,
     },
     { host: '127.0.0.1', port: 0 },
   );

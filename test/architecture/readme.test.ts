@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { renderConfigTable } from '../../src/config/index.js';
 import { renderActionReference, TOOL_ACTION_NAMES } from '../../src/contract/index.js';
-import { SENSITIVE_VARIABLES, SETTABLE_VARIABLES } from '../../src/workbench/allowlist/index.js';
+import {
+  renderAllowlistTable,
+  SENSITIVE_VARIABLES,
+  SETTABLE_VARIABLES,
+} from '../../src/workbench/allowlist/index.js';
+import { runnerImageLabelPrograms } from '../support/runner-image.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
@@ -16,6 +21,11 @@ const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
 
 t.test('the README carries the current configuration table', async (t) => {
   t.ok(readme.includes(renderConfigTable().trim()), 'regenerate it with renderConfigTable()');
+});
+
+t.test('the README carries the current allowlist table', async (t) => {
+  const table = renderAllowlistTable({ runnerImagePrograms: runnerImageLabelPrograms() });
+  t.ok(readme.includes(table.trim()), 'regenerate it with renderAllowlistTable()');
 });
 
 t.test('the README carries the current action reference', async (t) => {

@@ -15,6 +15,8 @@ interface VariableCases {
   readonly valid: ReadonlyArray<readonly [string, unknown]>;
   /** Values refused with one issue naming the variable. */
   readonly invalid: readonly string[];
+  /** Not a secret, but never quoted in an error either (it may hold one by mistake). */
+  readonly unquoted?: true;
 }
 
 const S3: Env = { MEMQL_OBJECT_STORE: 's3', MEMQL_S3_BUCKET: 'memql-files' };
@@ -411,6 +413,47 @@ const TABLE: readonly VariableCases[] = [
     ],
   },
   {
+    name: 'MEMQL_EGRESS_CEILING',
+    pick: (c) => c.egress.ceiling,
+    valid: [
+      [
+        'pypi.org, *.pythonhosted.org,github.com:443,PyPI.org,',
+        [
+          { host: 'pypi.org', port: null },
+          { host: '*.pythonhosted.org', port: null },
+          { host: 'github.com', port: 443 },
+        ],
+      ],
+    ],
+    invalid: ['10.0.0.1', 'pypi.org:0', '*.org', 'a b', 'http://pypi.org'],
+  },
+  {
+    name: 'MEMQL_EGRESS_SECRETS',
+    base: { GH_TOKEN: 'ghp_x' },
+    unquoted: true,
+    pick: (c) => c.egress.secrets,
+    valid: [
+      [
+        '{"gh": {"hosts": ["github.com"], "header": "Authorization", "prefix": "Bearer ", "env": "GH_TOKEN"}}',
+        [
+          {
+            name: 'gh',
+            hosts: [{ host: 'github.com', port: null }],
+            header: 'Authorization',
+            value: 'Bearer ghp_x',
+          },
+        ],
+      ],
+      ['{}', []],
+    ],
+    invalid: [
+      'gh=Authorization@github.com',
+      '["gh"]',
+      '{"gh": {}}',
+      '{"gh": {"hosts": ["github.com"], "header": "Authorization", "env": "NOT_SET_HERE"}}',
+    ],
+  },
+  {
     name: 'MEMQL_FETCH_MAX_BYTES',
     pick: (c) => c.fetch.maxBytes,
     valid: [['1024', 1024]],
@@ -539,7 +582,7 @@ const SECRETS = new Set(
   CONFIG_VARIABLES.filter((v) => 'secret' in v && v.secret).map((v) => v.name as string),
 );
 
-for (const { name, base = {}, pick, valid, invalid } of TABLE) {
+for (const { name, base = {}, pick, valid, invalid, unquoted } of TABLE) {
   t.test(name, async (t) => {
     for (const [value, expected] of valid) {
       const config = loadConfig({ ...base, [name]: value });
@@ -557,7 +600,7 @@ for (const { name, base = {}, pick, valid, invalid } of TABLE) {
       t.equal(error.variable, name);
       t.ok(issue.message.startsWith(`${name}=`), `${label}: ${issue.message}`);
       t.match(issue.message, /: expected \S/, `${label} says what is expected`);
-      if (SECRETS.has(name)) {
+      if (SECRETS.has(name) || unquoted) {
         t.equal(issue.value, '[redacted]', `${label}: value redacted`);
         t.notOk(error.message.includes(value), `${label}: secret absent from the message`);
       } else {

@@ -81,6 +81,18 @@ t.test('ImageMagick converts an image', async (t) => {
   t.equal(r.stdout.trim(), '32 16 JPEG');
 });
 
+t.test('every program the image declares for the allowlist is in it', async (t) => {
+  const declared = (labels['memql.runner.programs'] ?? '').split(/\s+/).filter((n) => n !== '');
+  t.ok(
+    declared.includes('soffice') && declared.includes('pdftoppm') && declared.includes('convert'),
+  );
+  const r = await sandboxed(
+    `for p in ${declared.join(' ')}; do command -v "$p" >/dev/null || echo "missing $p"; done`,
+  );
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, '', 'none missing');
+});
+
 t.test('uid 10001 cannot read the environment of process 1', async (t) => {
   const canary = `canary-${randomBytes(8).toString('hex')}`;
   const r = await sandboxed(

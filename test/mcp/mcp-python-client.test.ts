@@ -45,7 +45,13 @@ for (const [name, args] of [
       refused: { isError: boolean; text: string };
       ended: boolean;
     };
-    t.same(seen.tools, ['open_run', 'end_run', 'list_runs', ...TOOL_ACTION_NAMES]);
+    t.same(seen.tools, [
+      'open_run',
+      'end_run',
+      'list_runs',
+      'set_run_network',
+      ...TOOL_ACTION_NAMES,
+    ]);
     t.same(seen.exec, { isError: false, stdout: 'HELLO FROM PYTHON\n', exitCode: 0 });
     t.equal(seen.refused.isError, true);
     t.match(seen.refused.text, /^command_not_allowed: /);

@@ -60,7 +60,7 @@ for (const [transportName, transport] of [
 
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
-      t.same(names, ['open_run', 'end_run', 'list_runs', ...TOOL_ACTION_NAMES]);
+      t.same(names, ['open_run', 'end_run', 'list_runs', 'set_run_network', ...TOOL_ACTION_NAMES]);
       t.notOk(names.includes('build'), 'the system-only build is never a tool');
       const execTool = tools.find((tool) => tool.name === 'exec')!;
       t.same(execTool.inputSchema.required, ['runId', 'command']);

@@ -381,6 +381,7 @@ t.test('human formatting', async (t) => {
     createdAt: '2030-01-01T00:00:02.000Z',
     endedAt: null,
     retentionExpiresAt: null,
+    network: { allow: [], secrets: [] },
   };
   t.equal(
     formatRuns({

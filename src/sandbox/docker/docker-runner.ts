@@ -44,6 +44,14 @@ export const SANDBOX_LABEL = 'memql.sandbox';
  */
 export const INIT_LABEL = 'memql.runner.init';
 
+/**
+ * Image label naming the programs the image provides beyond the base allowlist,
+ * space-separated (`soffice pdftoppm convert`): commands run on this runner may use
+ * them (the exec allowlist adds them; see `workbench/allowlist`). The `runner` target of
+ * `deploy/Dockerfile` declares LibreOffice, Poppler and ImageMagick this way.
+ */
+export const PROGRAMS_LABEL = 'memql.runner.programs';
+
 /** Label carrying a per-command id, unique to one container. */
 export const COMMAND_LABEL = 'memql.command';
 
@@ -93,8 +101,8 @@ export class DockerRunner implements Runner {
   readonly #labels: Record<string, string>;
   readonly #outputDrainMs: number;
   readonly #errorContext: DockerErrorContext;
-  /** The entrypoint commands start through, read once from the image's labels. */
-  #entrypoint: Promise<string[]> | null = null;
+  /** The image's labels, read once (again after a failed read). */
+  #labelsRead: Promise<Readonly<Record<string, string>>> | null = null;
 
   constructor(options: DockerRunnerOptions) {
     this.#docker = options.docker;
@@ -239,20 +247,34 @@ export class DockerRunner implements Runner {
     }
   }
 
-  /** `[init]` when the image names one with {@link INIT_LABEL}, else `[]`. */
-  #imageEntrypoint(): Promise<string[]> {
-    this.#entrypoint ??= this.#docker
+  /**
+   * The programs the runner image declares with {@link PROGRAMS_LABEL}, in its order,
+   * duplicates dropped; `[]` when it declares none. Which of them may run is the
+   * allowlist's decision (it never admits a shell, say). Rejects when the image cannot
+   * be read.
+   */
+  async providedPrograms(): Promise<string[]> {
+    const declared = (await this.#call(() => this.#imageLabels()))[PROGRAMS_LABEL] ?? '';
+    return [...new Set(declared.split(/\s+/).filter((name) => name !== ''))];
+  }
+
+  /** The runner image's labels, read once; a failed read is tried again next time. */
+  #imageLabels(): Promise<Readonly<Record<string, string>>> {
+    this.#labelsRead ??= this.#docker
       .getImage(this.#image)
       .inspect()
-      .then((info) => {
-        const init = info.Config?.Labels?.[INIT_LABEL];
-        return init !== undefined && posix.isAbsolute(init) ? [init] : [];
-      });
-    // A failed read is tried again by the next command (the image may be pulled meanwhile).
-    this.#entrypoint.catch(() => {
-      this.#entrypoint = null;
+      .then((info) => ({ ...info.Config?.Labels }));
+    // The image may be pulled meanwhile.
+    this.#labelsRead.catch(() => {
+      this.#labelsRead = null;
     });
-    return this.#entrypoint;
+    return this.#labelsRead;
+  }
+
+  /** `[init]` when the image names one with {@link INIT_LABEL}, else `[]`. */
+  async #imageEntrypoint(): Promise<string[]> {
+    const init = (await this.#imageLabels())[INIT_LABEL];
+    return init !== undefined && posix.isAbsolute(init) ? [init] : [];
   }
 
   #createOptions(

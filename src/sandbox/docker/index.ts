@@ -11,4 +11,4 @@ export {
   dockerWorkbenchError,
   translateDockerError,
 } from './docker-errors.js';
-export { containerEnv, DockerRunner } from './docker-runner.js';
+export { containerEnv, DockerRunner, PROGRAMS_LABEL } from './docker-runner.js';

@@ -56,7 +56,7 @@ export function prepareExec(
     throw new WorkbenchError(
       'command_not_allowed',
       `command_not_allowed: ${verdict.message}`,
-      denialPayload(verdict),
+      denialPayload(verdict, deps.checker),
     );
   }
   for (const [name, value] of Object.entries(args.env ?? {})) {

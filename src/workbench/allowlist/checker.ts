@@ -8,7 +8,10 @@
  * unquoted delimiters, arithmetic, assignments, redirection targets and test
  * expressions, function bodies and every part of `if`/`while`/`for`/`case`. One
  * refused position refuses the whole command; the dispatch layer answers
- * `command_not_allowed` with {@link denialPayload}.
+ * `command_not_allowed` with {@link denialPayload}, which lists the allowed programs.
+ * The allowed programs are the defaults (`policy.ts`), those the runner's image
+ * declares (`runnerPrograms`: LibreOffice, Poppler and ImageMagick on the docker
+ * runner's `runner` image) and the operator's extras.
  *
  * Decisions (see the lists in `policy.ts` and the rules in `program-rules.ts`):
  * - Names are checked after unquoting: `"s"h` is `sh` (not allowed), `\sh` is `sh`.
@@ -93,6 +96,13 @@ export interface CommandCheckerOptions {
    * rejected by {@link validateExtraAllowed} and makes creation throw.
    */
   readonly extraAllowed?: readonly string[];
+  /**
+   * Programs the runner's sandbox provides beyond the defaults, as its image declares
+   * them (`Runner.providedPrograms`: the docker runner's `memql.runner.programs`
+   * label). Unlike the operator's extras, a name that can never be allowed does not
+   * stop the node: it is left out, and listed in {@link CommandChecker.refusedRunnerPrograms}.
+   */
+  readonly runnerPrograms?: readonly string[];
   /** Overrides of {@link DEFAULT_COMMAND_CHECK_LIMITS}. */
   readonly limits?: Partial<CommandCheckLimits>;
   /** Resolver for programs given by absolute path; without one they are refused. */
@@ -138,8 +148,10 @@ export type CheckDenied = Extract<CheckResult, { ok: false }>;
 /** Checks command lines. `check` is synchronous and pure apart from the resolver. */
 export interface CommandChecker {
   check(command: string, ctx?: CheckContext): CheckResult;
-  /** The effective allowlist (defaults plus extras). */
+  /** The effective allowlist (defaults, the runner's programs and the operator's extras). */
   readonly allowed: ReadonlySet<string>;
+  /** Names the runner declared that are not admitted, each with why (for the node's log). */
+  readonly refusedRunnerPrograms: readonly string[];
 }
 
 /** The payload of a `command_not_allowed` error. */
@@ -147,11 +159,21 @@ export interface CommandNotAllowedPayload {
   readonly name: string;
   readonly position: CommandPosition;
   readonly reason: DenyReason;
+  /** Every program and builtin a command may use here, sorted: what to use instead. */
+  readonly allowed: readonly string[];
 }
 
-/** The `command_not_allowed` payload for a refused check. */
-export function denialPayload(result: CheckDenied): CommandNotAllowedPayload {
-  return { name: result.name, position: result.position, reason: result.reason };
+/** The `command_not_allowed` payload for a refused check by `checker`. */
+export function denialPayload(
+  result: CheckDenied,
+  checker: Pick<CommandChecker, 'allowed'>,
+): CommandNotAllowedPayload {
+  return {
+    name: result.name,
+    position: result.position,
+    reason: result.reason,
+    allowed: [...checker.allowed].sort(),
+  };
 }
 
 const NEVER = new Set([...FORBIDDEN_BUILTINS, ...UNCHECKED_WRAPPERS, ...SHELLS]);
@@ -197,7 +219,16 @@ export async function createCommandChecker(
     throw new Error(`exec allowlist extras refused: ${problems.join('; ')}`);
   }
   const limits = { ...DEFAULT_COMMAND_CHECK_LIMITS, ...options.limits };
-  const allowed: ReadonlySet<string> = new Set([...DEFAULT_ALLOWED_PROGRAMS, ...extra]);
+  const runner = (options.runnerPrograms ?? []).map((name) => ({
+    name,
+    problems: validateExtraAllowed([name]),
+  }));
+  const allowed: ReadonlySet<string> = new Set([
+    ...DEFAULT_ALLOWED_PROGRAMS,
+    ...runner.filter((r) => r.problems.length === 0).map((r) => r.name),
+    ...extra,
+  ]);
+  const refusedRunnerPrograms = runner.flatMap((r) => r.problems);
   const parser = await loadShellParser();
 
   const refuse = (source: string, d: Denial): CheckDenied => ({
@@ -210,6 +241,7 @@ export async function createCommandChecker(
 
   return {
     allowed,
+    refusedRunnerPrograms,
     check(command, ctx) {
       if (command.length > limits.maxCommandLength) {
         return refuse(command, {

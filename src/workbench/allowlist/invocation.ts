@@ -95,7 +95,7 @@ export function checkInvocation(
       'not_allowed',
       written,
       name.index,
-      `"${program}" is not on the exec allowlist, so nothing ran; use an allowed program, or ask an operator to add it.`,
+      `"${program}" is not on the exec allowlist, so nothing ran; use an allowed program (the payload lists them), or ask an operator to add it.`,
     );
   }
   const rule = PROGRAM_RULES[program];

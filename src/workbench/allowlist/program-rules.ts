@@ -10,6 +10,7 @@
  * @module
  */
 
+import { DOCUMENT_RULES } from './document-rules.js';
 import { gitRule } from './git-rule.js';
 import {
   dynamicArgument,
@@ -121,4 +122,5 @@ export const PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = {
   readonly: declarationRule,
   unset: unsetRule,
   let: letRule,
+  ...DOCUMENT_RULES,
 };

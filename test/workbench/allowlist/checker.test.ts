@@ -370,11 +370,14 @@ t.test('limits fail closed', async (t) => {
 t.test('denialPayload gives the command_not_allowed payload', async (t) => {
   const r = checker.check('ls | bash');
   if (r.ok) throw new Error('expected a refusal');
-  t.same(denialPayload(r), {
+  const payload = denialPayload(r, checker);
+  t.same(payload, {
     name: 'bash',
     position: { index: 5, line: 1, column: 6 },
     reason: 'not_allowed',
+    allowed: [...checker.allowed].sort(),
   });
+  t.ok(payload.allowed.includes('python3') && !payload.allowed.includes('bash'));
   t.match(r.message, /shell/);
 });
 
