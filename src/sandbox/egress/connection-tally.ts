@@ -10,8 +10,13 @@ import type { Socket } from 'node:net';
 import type { EgressConnection } from './egress-types.js';
 import type { Refusal } from './refusal.js';
 
-/** What a finished connection is reported as; the endpoint adds the refusal log entry. */
-export type ConnectionSink = (c: EgressConnection, refusal: Refusal | null) => void;
+/** Where a connection's report goes. */
+export interface ConnectionSink {
+  /** At the refusal, so the run's refusal log has it before the client hears of it. */
+  refused(refusal: Refusal): void;
+  /** Once, when the connection has ended. */
+  finished(c: EgressConnection): void;
+}
 
 /** One connection's report in the making. */
 export class ConnectionTally {
@@ -43,6 +48,7 @@ export class ConnectionTally {
     this.host = refusal.host;
     this.port = refusal.port;
     if (refusal.address !== undefined) this.address = refusal.address;
+    if (!this.done) this.sink.refused(refusal);
   }
 
   /** Whether the connection has been refused. */
@@ -61,20 +67,17 @@ export class ConnectionTally {
       bytesDown += s.bytesRead ?? 0;
     }
     const r = this.refusal;
-    this.sink(
-      {
-        runId: this.runId,
-        host: this.host,
-        port: this.port,
-        allowed: r === null,
-        ...(r === null ? {} : { reason: r.reason }),
-        ...(this.address === undefined ? {} : { address: this.address }),
-        bytesUp,
-        bytesDown,
-        durationMs: performance.now() - this.started,
-        ...(this.secret === undefined ? {} : { secret: this.secret }),
-      },
-      r,
-    );
+    this.sink.finished({
+      runId: this.runId,
+      host: this.host,
+      port: this.port,
+      allowed: r === null,
+      ...(r === null ? {} : { reason: r.reason }),
+      ...(this.address === undefined ? {} : { address: this.address }),
+      bytesUp,
+      bytesDown,
+      durationMs: performance.now() - this.started,
+      ...(this.secret === undefined ? {} : { secret: this.secret }),
+    });
   }
 }

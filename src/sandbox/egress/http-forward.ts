@@ -17,7 +17,7 @@ import { pinnedLookup } from './pinned-lookup.js';
 import { answerRefusal } from './refusal-answer.js';
 import { hostHeaderAgrees, isBadTarget, parseAbsoluteHttp } from './request-target.js';
 import type { RunContext } from './run-context.js';
-import { checkTarget } from './target-check.js';
+import { checkName, checkTarget } from './target-check.js';
 
 /** Serves one plain request on a run's endpoint. */
 export async function forwardHttp(
@@ -40,6 +40,13 @@ export async function forwardHttp(
     refuse({ host: target.shown, port: 0, reason: 'bad_request', detail: target.problem });
     return;
   }
+  const policy = run.policy();
+  // The name first: an address or a name the run may not reach is the better answer.
+  const named = checkName(policy, target.host, target.port);
+  if (!named.ok) {
+    refuse(named.refusal);
+    return;
+  }
   const hostHeader = req.headers.host;
   if (hostHeader !== undefined && !hostHeaderAgrees(hostHeader, target.host, target.port, 80)) {
     refuse({
@@ -51,7 +58,7 @@ export async function forwardHttp(
     return;
   }
   const decision = await checkTarget(
-    run.policy(),
+    policy,
     target.host,
     target.port,
     run.options.resolve,

@@ -21,7 +21,7 @@ import type {
   RefusedHost,
 } from './egress-types.js';
 import { forwardHttp } from './http-forward.js';
-import { type Refusal, refusalResponse } from './refusal.js';
+import { refusalResponse } from './refusal.js';
 import { RefusalLog } from './refusal-log.js';
 import type { RunContext } from './run-context.js';
 import type { TlsInterceptor } from './tls-intercept.js';
@@ -51,7 +51,11 @@ export class RunEndpoint {
       policy: () => this.policy(),
       options,
       interceptor,
-      tally: (host, port) => new ConnectionTally(runId, host, port, (c, r) => this.report(c, r)),
+      tally: (host, port) =>
+        new ConnectionTally(runId, host, port, {
+          refused: (r) => this.refusals.add({ host: r.host, port: r.port, reason: r.reason }),
+          finished: (c) => this.report(c),
+        }),
     };
     this.server = createServer({ keepAliveTimeout: 30_000 });
     this.server.maxConnections = options.maxConnectionsPerRun ?? DEFAULT_MAX_CONNECTIONS;
@@ -141,9 +145,7 @@ export class RunEndpoint {
     await rm(this.socketPath, { force: true });
   }
 
-  private report(c: EgressConnection, refusal: Refusal | null): void {
-    if (refusal !== null)
-      this.refusals.add({ host: c.host, port: c.port, reason: c.reason ?? 'refused' });
+  private report(c: EgressConnection): void {
     const log = this.options.log;
     if (c.allowed) log.debug({ egress: c }, 'egress connection');
     else log.info({ egress: c }, 'egress refused');

@@ -472,3 +472,15 @@ export async function curl(
     };
   }
 }
+
+/** Writes `bytes` to the socket, ends its side, and reads until the proxy closes it. */
+export function rawExchange(socketPath: string, bytes: string | Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = createConnection(socketPath);
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('error', reject);
+    s.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    s.end(bytes);
+  });
+}
