@@ -2,8 +2,8 @@
  * The contract between tool loops, agent nodes and workbench nodes: the actions and
  * their arguments, the dispatch envelope and result, the error codes, the environment
  * hint and authority; and the IP address vocabulary the parts share (addresses, CIDR
- * ranges, what kind of address one is), which config parses settings with and the
- * fetch policy decides with. Pure: no I/O, no configuration, no imports from other
+ * ranges, what kind of address one is, and whether the node may connect to one),
+ * which config parses settings with and fetch and the egress proxy decide with. Pure: no I/O, no configuration, no imports from other
  * parts. Both node types import it, and nothing else defines these things.
  *
  * ## Glossary
@@ -40,6 +40,8 @@ export * from './action-reference.js';
 export * from './actions.js';
 export type { AddressCategory, AddressClass, EmbeddingForm } from './address-class.js';
 export { classifyAddress } from './address-class.js';
+export type { AddressVerdict } from './address-policy.js';
+export { evaluateAddress } from './address-policy.js';
 export * from './admission.js';
 export * from './authority.js';
 export * from './build-toolchain.js';

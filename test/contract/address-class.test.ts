@@ -2,7 +2,7 @@ import t from 'tap';
 import { type AddressCategory, classifyAddress } from '../../src/contract/index.js';
 
 // Classification only: nothing here resolves or connects. What fetch does with a
-// category is test/workbench/fetch/address-policy.test.ts; the mesh's loopback
+// category is test/contract/address-policy.test.ts; the mesh's loopback
 // check is test/config/mesh-exposure.test.ts.
 
 const PUBLIC: string[] = [

@@ -7,8 +7,7 @@
  * @module
  */
 
-import { type AddressCategory, WorkbenchError } from '../../contract/index.js';
-import type { AddressVerdict } from './address-policy.js';
+import { type AddressCategory, type AddressVerdict, WorkbenchError } from '../../contract/index.js';
 
 /** The codes a fetch can fail with (a subset of the contract's codes). */
 export type FetchErrorCode =

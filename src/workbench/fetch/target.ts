@@ -12,12 +12,12 @@
 import { lookup } from 'node:dns/promises';
 import {
   type CidrRange,
+  evaluateAddress,
   formatAddress,
   type IpAddress,
   parseHostAddress,
   parseIpAddress,
 } from '../../contract/index.js';
-import { evaluateAddress } from './address-policy.js';
 import { blockedAddressError, FetchError } from './error.js';
 
 /** One address a resolver returned. */

@@ -1,8 +1,9 @@
 /**
- * Which addresses `fetch` may connect to. Pure: no DNS, no sockets.
+ * Which addresses the node may connect to on an agent's behalf: `fetch` and the
+ * sandbox egress proxy both decide with it. Pure: no DNS, no sockets.
  *
- * The node fetches on an agent's behalf from inside the platform's network, so an
- * unchecked URL could reach the node's own services, the cluster, or a cloud
+ * The node connects on an agent's behalf from inside the platform's network, so an
+ * unchecked host could reach the node's own services, the cluster, or a cloud
  * metadata endpoint that hands out credentials. Every address is classified
  * (`classifyAddress`, the contract's one address table) before any connection;
  * only `public` ones pass, unless the operator's allow list covers the address.
@@ -11,18 +12,13 @@
  * @module
  */
 
-import {
-  type AddressClass,
-  type CidrRange,
-  cidrContains,
-  classifyAddress,
-  formatAddress,
-  type IpAddress,
-} from '../../contract/index.js';
+import { type AddressClass, classifyAddress } from './address-class.js';
+import { type CidrRange, cidrContains } from './cidr-range.js';
+import { formatAddress, type IpAddress } from './ip-address.js';
 
 /** The policy's answer for one address, allow list applied. */
 export interface AddressVerdict extends AddressClass {
-  /** Whether fetch may connect to this address. */
+  /** Whether the node may connect to this address. */
   readonly allowed: boolean;
   /** The address as printed in messages and payloads. */
   readonly address: string;
@@ -31,7 +27,7 @@ export interface AddressVerdict extends AddressClass {
 }
 
 /**
- * Decides whether fetch may connect to `address`: allowed when its category is
+ * Decides whether the node may connect to `address`: allowed when its category is
  * `public`, or when a range in `allow` contains it (an IPv4-mapped IPv6 address
  * also matches IPv4 ranges, being the same socket destination). A
  * `cloud-metadata` or `invalid` address is refused whatever the allow list says.

@@ -2,13 +2,13 @@ import t from 'tap';
 import {
   type CidrRange,
   cidr,
+  evaluateAddress,
   type IpAddress,
   parseIpAddress,
-} from '../../../src/contract/index.js';
-import { evaluateAddress } from '../../../src/workbench/fetch/address-policy.js';
+} from '../../src/contract/index.js';
 
-// The fetch decision on top of the contract's classification: nothing here
-// resolves or connects.
+// The connect decision fetch and the egress proxy share, on top of the contract's
+// classification: nothing here resolves or connects.
 
 function ip(text: string): IpAddress {
   const address = parseIpAddress(text);
