@@ -5,6 +5,7 @@
  */
 
 import type { CommandRunResult, ExecRequest, OutputSink } from '../contract/index.js';
+import type { SandboxEgress } from './egress-bridge.js';
 
 /** Which backend a runner is. */
 export type RunnerKind = 'bwrap' | 'docker' | 'process';
@@ -49,6 +50,12 @@ export interface RunSpec extends Omit<ExecRequest, 'stdin'> {
    * own, ended with the command.
    */
   reuse?: string;
+  /**
+   * The run's way to the network: its egress proxy's socket and the CA bundle its
+   * commands trust (see `egress-bridge.ts`). Absent: no network at all. A command with
+   * egress never runs in a warm sandbox made without it, nor the reverse.
+   */
+  egress?: SandboxEgress;
 }
 
 /** How a command ended, as a runner reports it (output as Buffers). */

@@ -4,6 +4,7 @@ import {
   bwrapArgv,
   bwrapCommandLine,
   encodeBwrapOptions,
+  SANDBOX_EGRESS_PRELUDE,
   SANDBOX_PRELUDE,
 } from '../../src/sandbox/bwrap/index.js';
 
@@ -70,9 +71,43 @@ t.test('only system directories, read-only; the workspace read-write', async (t)
   );
   t.same(
     pairs(args, '--size').map(([n]) => n),
-    ['500', '1000'],
+    ['500', '1000', '1000'],
   );
+  t.same(
+    pairs(args, '--tmpfs').map(([p]) => p),
+    ['/dev/shm', '/tmp', '/var/tmp'],
+    'empty /tmp and /var/tmp of its own',
+  );
+  t.notOk(args.includes('/run/memql'), 'no egress: nothing of the network is there');
 });
+
+t.test(
+  'with egress: the proxy socket and the CA bundle, and the bridge before the command',
+  async (t) => {
+    const args = bwrapArgs({
+      ...base,
+      egress: { socketPath: '/node/egress/run-1.sock', caBundlePath: '/node/egress/ca.pem' },
+    });
+    t.same(pairs(args, '--bind'), [
+      ['/data/ws/1', '/workspace'],
+      ['/node/egress/run-1.sock', '/run/memql/egress.sock'],
+    ]);
+    t.ok(
+      pairs(args, '--ro-bind').some(
+        ([a, b]) => a === '/node/egress/ca.pem' && b === '/run/memql/ca-bundle.pem',
+      ),
+    );
+    t.ok(
+      args.indexOf('/run/memql/egress.sock') < args.lastIndexOf('--remount-ro'),
+      'bound before the root is made read-only',
+    );
+    const program = args.slice(args.indexOf('--') + 1);
+    t.equal(program[2], SANDBOX_EGRESS_PRELUDE);
+    t.equal(program[4], 'echo hi');
+    t.match(program[5], /memql-egress-bridge/);
+    t.match(SANDBOX_EGRESS_PRELUDE, /exit 125; exec \/bin\/sh -c "\$1"$/);
+  },
+);
 
 t.test('environment cleared then set; cwd; the command after the prelude', async (t) => {
   const args = bwrapArgs({ ...base, cwd: 'a/b' });

@@ -57,7 +57,9 @@ t.test("the node's environment is unreachable from the command", async (t) => {
       // so it is in no command line); /usr is the host's read-only system files.
       'grep -rlF -D skip -f - / --exclude-dir=proc --exclude-dir=usr --exclude=tty',
       'echo "grep-exit=$?"',
-      'for p in /root /home /var /run /sys /work /var/lib/postgresql /etc/shadow; do test -e $p && echo "VIS""IBLE $p"; done',
+      'for p in /root /home /var/lib /var/log /var/cache /run /sys /work /var/lib/postgresql /etc/shadow; do test -e $p && echo "VIS""IBLE $p"; done',
+      // /var holds only the sandbox's own empty /var/tmp.
+      'test "$(ls -A /var)" = tmp || echo "VIS""IBLE /var: $(ls -A /var)"',
       'echo done',
     ].join('; '),
     { stdin: `${canary}\n` },

@@ -6,13 +6,22 @@
  * generated `/etc/passwd`, `/etc/group` and `/etc/hosts`, a fresh `/proc` of its own pid
  * namespace, a minimal `/dev`, private size-capped tmpfs at `/tmp` and `/dev/shm`, and
  * the workspace read-write at `/workspace`. Nothing else of the host: not `/root`,
- * `/home`, `/var`, `/run`, `/sys`, the host's `/proc` or the node's data directories.
+ * `/home`, `/var` (but an empty `/var/tmp`), `/run` (but `/run/memql` with the egress
+ * socket and CA bundle, for a run given network), `/sys`, the host's `/proc` or the node's data directories.
  * Every namespace is new (no network but a private loopback), nested user namespaces
  * are disabled, the root and `/dev` are remounted read-only, and a seccomp filter
  * (`seccomp-policy.ts`) runs under all of it.
  *
  * @module
  */
+
+import {
+  BRIDGE_LAUNCH,
+  BRIDGE_SOURCE,
+  EGRESS_CA_BUNDLE_PATH,
+  EGRESS_SOCKET_PATH,
+  type SandboxEgress,
+} from '../egress-bridge.js';
 
 /**
  * Host `/etc` entries bound read-only when present: the dynamic linker's cache and
@@ -82,6 +91,12 @@ export interface BwrapArgsInput {
   mapToUid?: number;
   /** Install the seccomp filter that the launcher writes to {@link BWRAP_FDS.seccomp}. */
   seccomp?: boolean;
+  /**
+   * The run's way to the network (see `egress-bridge.ts`): its proxy socket and CA
+   * bundle are bound under `/run/memql`, and the bridge starts before the command.
+   * Absent: no network at all. The caller puts {@link egressEnvironment} in `env`.
+   */
+  egress?: SandboxEgress;
 }
 
 /**
@@ -97,6 +112,16 @@ export const SANDBOX_PRELUDE = `printf . >&${BWRAP_FDS.started} || exit 125; exe
 )
   .map((fd) => `${fd}>&-`)
   .join(' ')}; exec /bin/sh -c "$1"`;
+
+/**
+ * {@link SANDBOX_PRELUDE} for a command with egress: once the launcher's descriptors are
+ * closed (the bridge keeps none of them), the bridge starts and listens (`$2`, its
+ * source), then the command runs.
+ */
+export const SANDBOX_EGRESS_PRELUDE = SANDBOX_PRELUDE.replace(
+  'exec /bin/sh -c "$1"',
+  BRIDGE_LAUNCH,
+);
 
 /**
  * bwrap's command line in its two parts. The launch chain passes the options on
@@ -181,9 +206,26 @@ export function bwrapCommandLine(input: BwrapArgsInput): BwrapCommandLine {
     String(input.tmpSizeBytes),
     '--tmpfs',
     '/tmp',
+    // Where programs expect to write besides /tmp (pip, the ComputeSDK probe): as empty.
+    '--size',
+    String(input.tmpSizeBytes),
+    '--tmpfs',
+    '/var/tmp',
     '--bind',
     input.workspaceDir,
     '/workspace',
+    ...(input.egress
+      ? [
+          '--dir',
+          '/run/memql',
+          '--bind',
+          input.egress.socketPath,
+          EGRESS_SOCKET_PATH,
+          '--ro-bind',
+          input.egress.caBundlePath,
+          EGRESS_CA_BUNDLE_PATH,
+        ]
+      : []),
     '--remount-ro',
     '/dev',
     '--remount-ro',
@@ -195,7 +237,9 @@ export function bwrapCommandLine(input: BwrapArgsInput): BwrapCommandLine {
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
   return {
     options: args,
-    program: ['/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', input.command],
+    program: input.egress
+      ? ['/bin/sh', '-c', SANDBOX_EGRESS_PRELUDE, 'memql-sandbox', input.command, BRIDGE_SOURCE]
+      : ['/bin/sh', '-c', SANDBOX_PRELUDE, 'memql-sandbox', input.command],
   };
 }
 

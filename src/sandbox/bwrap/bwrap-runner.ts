@@ -41,6 +41,7 @@ import type { Logger } from '../../telemetry/logger.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from '../cgroups/index.js';
 import { commandEnv, SANDBOX_PATH } from '../command-env.js';
+import { egressEnvironment, type SandboxEgress } from '../egress-bridge.js';
 import {
   type Runner,
   type RunnerProbe,
@@ -253,7 +254,10 @@ export class BwrapRunner implements Runner {
   async run(spec: RunSpec): Promise<RunResult> {
     const startedAt = performance.now();
     const cwd = resolveCwd(spec.cwd);
-    const env = commandEnv(BASE_ENV, spec.env);
+    // The proxy variables go over the agent's own entries: a command cannot point them elsewhere.
+    const env = spec.egress
+      ? { ...commandEnv(BASE_ENV, spec.env), ...egressEnvironment() }
+      : commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);
     if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
@@ -265,7 +269,9 @@ export class BwrapRunner implements Runner {
     }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
     const limits = this.limitsOf(spec);
-    if (spec.reuse !== undefined && (await this.warmSandboxes())) {
+    // A command with the network runs in a sandbox of its own: a warm sandbox holds no
+    // proxy socket, and one that did must not serve a run whose network was taken away.
+    if (spec.reuse !== undefined && spec.egress === undefined && (await this.warmSandboxes())) {
       const key = `${spec.reuse}\0${limits.pidsMax}\0${limits.memoryBytes}`;
       const session =
         (await this.pool.take(spec.workspaceDir, key)) ??
@@ -277,7 +283,7 @@ export class BwrapRunner implements Runner {
       }
     }
 
-    const line = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command);
+    const line = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command, spec.egress);
     const cgroup = await this.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
@@ -363,6 +369,7 @@ export class BwrapRunner implements Runner {
     cwd: string,
     env: Readonly<Record<string, string>>,
     command: string,
+    egress?: SandboxEgress,
   ): Promise<BwrapCommandLine> {
     return this.hostSystemDirs().then((systemDirs) =>
       bwrapCommandLine({
@@ -375,6 +382,7 @@ export class BwrapRunner implements Runner {
         shmSizeBytes: this.options.shmSizeBytes ?? 64 * MiB,
         mapToUid: this.dropPrivileges ? undefined : SANDBOX_UID,
         seccomp: this.seccompFilter !== null,
+        ...(egress ? { egress } : {}),
       }),
     );
   }

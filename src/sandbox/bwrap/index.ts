@@ -18,6 +18,7 @@ export {
   bwrapArgv,
   bwrapCommandLine,
   encodeBwrapOptions,
+  SANDBOX_EGRESS_PRELUDE,
   SANDBOX_PRELUDE,
   sandboxEtcFiles,
 } from './bwrap-args.js';

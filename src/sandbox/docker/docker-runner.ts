@@ -14,6 +14,12 @@ import { randomUUID } from 'node:crypto';
 import { posix, resolve } from 'node:path';
 import type Dockerode from 'dockerode';
 import { commandEnv, SANDBOX_PATH } from '../command-env.js';
+import {
+  bridgedCommand,
+  EGRESS_CA_BUNDLE_PATH,
+  EGRESS_SOCKET_PATH,
+  egressEnvironment,
+} from '../egress-bridge.js';
 import { createCommandOutput } from '../output-capture.js';
 import {
   type Runner,
@@ -133,7 +139,7 @@ export class DockerRunner implements Runner {
     const cwd = resolveCwd(spec.cwd);
     // A missing working directory would be created by the daemon, as root, in the workspace.
     await requireCwdDirectory(spec.workspaceDir, cwd);
-    const env = containerEnv(spec.env);
+    const env = containerEnv(spec.env, spec.egress !== undefined);
     const { stdout, stderr } = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
     // Duration and the time limit count from the container's start: the daemon's own
     // time to create a container (seconds on a loaded host) is not charged to the command.
@@ -290,7 +296,8 @@ export class DockerRunner implements Runner {
     );
     return {
       Image: this.#image,
-      Cmd: ['/bin/sh', '-c', spec.command],
+      // With egress, the bridge to the run's proxy socket starts first (egress-bridge.ts).
+      Cmd: spec.egress ? bridgedCommand(spec.command) : ['/bin/sh', '-c', spec.command],
       // The image's own init, or none: never another entrypoint of the image's.
       Entrypoint: entrypoint,
       User: `${SANDBOX_UID}:${SANDBOX_UID}`,
@@ -311,12 +318,23 @@ export class DockerRunner implements Runner {
         // No `seccomp=` option: the daemon's default seccomp profile applies.
         SecurityOpt: ['no-new-privileges'],
         ReadonlyRootfs: true,
-        Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${this.#tmpSizeBytes}` },
+        Tmpfs: {
+          '/tmp': `rw,nosuid,nodev,size=${this.#tmpSizeBytes}`,
+          '/var/tmp': `rw,nosuid,nodev,size=${this.#tmpSizeBytes}`,
+        },
         Memory: memory,
         MemorySwap: memory,
         PidsLimit: spec.pidsLimit ?? this.#defaultPidsLimit,
         NanoCpus: this.#nanoCpus,
-        Binds: [`${resolve(spec.workspaceDir)}:${CONTAINER_WORKSPACE}:rw`],
+        Binds: [
+          `${resolve(spec.workspaceDir)}:${CONTAINER_WORKSPACE}:rw`,
+          ...(spec.egress
+            ? [
+                `${resolve(spec.egress.socketPath)}:${EGRESS_SOCKET_PATH}:rw`,
+                `${resolve(spec.egress.caBundlePath)}:${EGRESS_CA_BUNDLE_PATH}:ro`,
+              ]
+            : []),
+        ],
         AutoRemove: false,
         // Output reaches the runner through the attach stream only; the daemon keeps
         // no copy on disk (a flood would fill it, and output may hold secrets).
@@ -352,8 +370,15 @@ function endedFields(ending: Exclude<Ending, null>, killed: boolean): Partial<Ru
  * The container's environment: a fixed base (as in the bwrap backend) plus the agent's
  * own entries, as `NAME=value` strings. The node's environment is never an input.
  */
-export function containerEnv(agentEnv: Record<string, string> | undefined): string[] {
-  const env = commandEnv({ PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' }, agentEnv);
+export function containerEnv(
+  agentEnv: Record<string, string> | undefined,
+  egress = false,
+): string[] {
+  const env = {
+    ...commandEnv({ PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' }, agentEnv),
+    // Over the agent's own entries: a command cannot point its proxy elsewhere.
+    ...(egress ? egressEnvironment() : {}),
+  };
   return Object.entries(env).map(([name, value]) => `${name}=${value}`);
 }
 
