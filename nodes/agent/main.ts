@@ -93,6 +93,9 @@ async function main(): Promise<void> {
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       releaseRun: (runId) => node.releaseRun(runId),
       egress: config.egress,
+      ...(local
+        ? { onRunNetworkChanged: (runId, policy) => local.networkChanged(runId, policy) }
+        : {}),
       metrics: local?.queue.metrics.registry ?? new Registry(),
       log,
     },

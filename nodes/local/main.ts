@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       workbenchRoot: config.workbenchRoot,
       releaseRun: (runId) => agent.releaseRun(runId),
       egress: config.egress,
+      onRunNetworkChanged: (runId, policy) => host.networkChanged(runId, policy),
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
       ...(agent.workers ? { workers: agent.workers } : {}),

@@ -153,6 +153,25 @@ export interface EgressConfig {
    * names only (`LoadConfigOptions.egressSecretValues`: agent nodes). Secret.
    */
   readonly secrets: readonly EgressSecret[];
+  /**
+   * `MEMQL_EGRESS_RESOLVE`: names the proxy resolves to these addresses instead of
+   * asking DNS (each address still passes the address policy). Default none.
+   */
+  readonly resolve: readonly EgressResolveEntry[];
+  /**
+   * The certificates (PEM) of `MEMQL_EGRESS_CA_FILE`, trusted by the proxy upstream and
+   * by every sandbox with network, beside the system's; null when unset or not read
+   * (nodes that read the secret names only).
+   */
+  readonly caPem: string | null;
+}
+
+/** One entry of `MEMQL_EGRESS_RESOLVE`. */
+export interface EgressResolveEntry {
+  /** A host name, normalized (lower case, no trailing dot). */
+  readonly host: string;
+  /** An IPv4 or IPv6 address in plain notation. */
+  readonly address: string;
 }
 
 /** An address to listen on. */

@@ -22,13 +22,17 @@
  */
 
 import {
+  formatAddress,
   formatHostRule,
   type HostRule,
+  normalizeHostName,
   parseHostRule,
+  parseIPv4Strict,
+  parseIPv6,
   SECRET_NAME_PATTERN,
   withinCeiling,
 } from '../contract/index.js';
-import type { ConfigWarning, EgressConfig, EgressSecret } from './config.js';
+import type { ConfigWarning, EgressConfig, EgressResolveEntry, EgressSecret } from './config.js';
 import type { Env, EnvReader } from './env-reader.js';
 import { fail, ok, type Parsed } from './parsed.js';
 import { REDACTED } from './redact.js';
@@ -81,8 +85,72 @@ export function parseHostRuleSetting(text: string): Parsed<HostRule> {
     : fail(`a host rule such as pypi.org, *.npmjs.org or github.com:443; ${parsed.problem}`);
 }
 
-/** Reads `MEMQL_EGRESS_CEILING` and `MEMQL_EGRESS_SECRETS`. */
+/** One entry of `MEMQL_EGRESS_RESOLVE`: `host=address`, the address in plain notation. */
+export function parseResolveEntry(text: string): Parsed<EgressResolveEntry> {
+  const shape = 'host=address, e.g. pypi.internal=10.0.0.7';
+  const at = text.indexOf('=');
+  if (at <= 0) return fail(shape);
+  const host = normalizeHostName(text.slice(0, at).trim());
+  if (host === null) return fail(`${shape}, with a DNS name before "="`);
+  const addressText = text.slice(at + 1).trim();
+  const v4 = parseIPv4Strict(addressText);
+  const v6 = v4 === null ? parseIPv6(addressText) : null;
+  const bytes = v4 ?? v6;
+  if (bytes === null) {
+    return fail(`${shape}, with an IPv4 or IPv6 address in plain notation after "="`);
+  }
+  return ok({ host, address: formatAddress({ family: v4 ? 4 : 6, bytes }) });
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** `MEMQL_EGRESS_CA_FILE`, read when values are: its certificates, PEM; null when unset. */
+function readCaFile(r: EnvReader, options: EgressReadOptions): string | null {
+  const found = r.lookup('MEMQL_EGRESS_CA_FILE');
+  if (found === undefined || found.text.trim() === '' || !options.values) return null;
+  const report = (expected: string) =>
+    r.report('MEMQL_EGRESS_CA_FILE', {
+      variable: found.variable,
+      value: found.text,
+      expected,
+      source: found.source,
+    });
+  if (options.readFile === undefined) {
+    report('a readable PEM file; this binary reads no files');
+    return null;
+  }
+  let text: string;
+  try {
+    text = options.readFile(found.text);
+  } catch (err) {
+    report(
+      `a readable PEM file (reading it failed: ${(err as NodeJS.ErrnoException).code ?? 'an error'})`,
+    );
+    return null;
+  }
+  const certificates = text.match(PEM_CERTIFICATE);
+  if (certificates === null) {
+    report('a PEM file of one or more certificates (-----BEGIN CERTIFICATE-----)');
+    return null;
+  }
+  return `${certificates.join('\n')}\n`;
+}
+
+/**
+ * Reads the `MEMQL_EGRESS_*` settings: the ceiling, the secrets, the resolver map and
+ * the extra CA file.
+ */
 export function readEgress(r: EnvReader, options: EgressReadOptions): EgressConfig {
+  const resolve = r.list('MEMQL_EGRESS_RESOLVE', parseResolveEntry);
+  const caPem = readCaFile(r, options);
+  return { ...readCeilingAndSecrets(r, options), resolve, caPem };
+}
+
+/** Reads `MEMQL_EGRESS_CEILING` and `MEMQL_EGRESS_SECRETS`. */
+function readCeilingAndSecrets(
+  r: EnvReader,
+  options: EgressReadOptions,
+): Pick<EgressConfig, 'ceiling' | 'secretNames' | 'secrets'> {
   const seen = new Set<string>();
   const ceiling = r.list('MEMQL_EGRESS_CEILING', parseHostRuleSetting).filter((rule) => {
     const text = formatHostRule(rule);

@@ -297,7 +297,7 @@ export const CONFIG_VARIABLES = [
     defaultText: 'empty: no private ranges',
     type: 'comma-separated CIDRs (IPv4 or IPv6)',
     description:
-      'Private address ranges `fetch` may reach, e.g. `127.0.0.0/8`; all others stay blocked. Each entry is `address/prefix` with the prefix required (host bits are ignored), in plain notation: dotted decimal IPv4 without leading zeros, IPv6 without brackets or a zone. A bad entry stops the node at start (exit 2).',
+      'Private address ranges `fetch` and the egress proxy (commands with network) may reach, e.g. `127.0.0.0/8`; all others stay blocked, and cloud metadata always. Each entry is `address/prefix` with the prefix required (host bits are ignored), in plain notation: dotted decimal IPv4 without leading zeros, IPv6 without brackets or a zone. A bad entry stops the node at start (exit 2).',
   },
   {
     name: 'MEMQL_FETCH_MAX_BYTES',
@@ -326,6 +326,22 @@ export const CONFIG_VARIABLES = [
     type: 'JSON object: `{"<name>": {"hosts": [rules], "header": "<name>", "prefix"?: "<text>", "file": "<path>" | "env": "<VARIABLE>"}}`',
     description:
       'Secrets a run may opt into by name (`network.secrets`): the egress proxy adds the header to requests to those hosts only, and the value never enters the sandbox. The value is read at start from `file` (a mounted Kubernetes Secret; one trailing newline is dropped) or from the environment variable `env` (`valueFrom.secretKeyRef`), `prefix` put before it (e.g. `"Bearer "`). Only references belong here, never a value, so it is plain configuration (a ConfigMap value), not a Secret; still, no error quotes it, in case a value was pasted in by mistake. Agent nodes in remote mode read the names only.',
+  },
+  {
+    name: 'MEMQL_EGRESS_RESOLVE',
+    default: '',
+    defaultText: 'empty: DNS',
+    type: 'comma-separated `host=address` (an entry per address)',
+    description:
+      "Names the egress proxy resolves to the given addresses instead of asking DNS, e.g. a package mirror on the operator's network: `pypi.internal=10.0.0.7`. The addresses are still checked: a private one needs its range in `MEMQL_FETCH_ALLOW_PRIVATE`, and cloud metadata is never reached.",
+  },
+  {
+    name: 'MEMQL_EGRESS_CA_FILE',
+    default: '',
+    defaultText: 'empty: the system CAs only',
+    type: 'path of a PEM file of certificates',
+    description:
+      "CA certificates commands with network trust beside the system's (the sandbox's trust bundle), and the egress proxy trusts upstream for the hosts it adds a secret for: a private package index's CA, say. Read at start; a file that cannot be read or holds no certificate stops the node (exit 2).",
   },
   {
     name: 'MEMQL_GRPC_LISTEN',

@@ -74,6 +74,33 @@ export interface FilesRefused {
   readonly entries: readonly RefusedPath[];
 }
 
+/** One destination the egress proxy refused while a command ran. */
+export interface RefusedDestination {
+  /** The host asked for, as the proxy read it. */
+  readonly host: string;
+  readonly port: number;
+  /**
+   * Why, one word: `not_allowed` or `port_not_allowed` (not in the run's network),
+   * `ip_literal` or `not_a_name` (not a host name), `address_blocked` (it resolved to
+   * a loopback, private, link-local or metadata address), `sni_mismatch`,
+   * `host_mismatch` or `not_tls` (the request named another host, or was not TLS),
+   * `bad_request`, `dns_failed`, `upstream_failed`.
+   */
+  readonly reason: string;
+}
+
+/** What a command's network did: present for a command that ran with its run's network. */
+export interface CommandEgress {
+  /**
+   * The destinations refused while it ran, each (host, port, reason) once, oldest
+   * first, at most {@link MAX_EGRESS_REFUSALS}. Empty when nothing was refused.
+   */
+  readonly refused: readonly RefusedDestination[];
+}
+
+/** Most refusals a command's result lists. */
+export const MAX_EGRESS_REFUSALS = 50;
+
 /** A promoted artifact as a promotion answers it (`promote_artifact`, `exec` outputs). */
 export interface PromotedArtifact {
   readonly artifactId: string;
@@ -153,6 +180,12 @@ export interface ExecPayload extends CommandEnding {
    * command's status; a command that did not succeed promotes none of them.
    */
   readonly outputs?: readonly ExpectedOutputResult[];
+  /**
+   * Present when the command ran with its run's network (`network` of the run): the
+   * hosts the egress proxy refused while it ran, so a failed `pip install` arrives
+   * with its reason. Absent: the command had no network.
+   */
+  readonly egress?: CommandEgress;
 }
 
 /** Which stream a piece of command output came from. */

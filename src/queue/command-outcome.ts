@@ -74,6 +74,7 @@ function output(result: ExecutionResult | null, limit: number): Omit<CommandOutc
     stderrTruncated: stderr.truncated,
     execDurationMs: result.durationMs,
     ...(result.filesRefused ? { filesRefused: result.filesRefused } : {}),
+    ...(result.egress ? { egress: result.egress } : {}),
   };
 }
 

@@ -8,7 +8,12 @@
 
 import type { ErrorCode } from '../contract/errors.js';
 /** Which output stream a chunk came from. */
-import type { CommandRunResult, ExpectedOutputResult, OutputStream } from '../contract/index.js';
+import type {
+  CommandEgress,
+  CommandRunResult,
+  ExpectedOutputResult,
+  OutputStream,
+} from '../contract/index.js';
 import type { NewArtifact } from '../store/artifacts.js';
 import type { Command, FilesRefused } from '../store/commands.js';
 
@@ -80,6 +85,8 @@ export interface ExecutionResult extends CommandRunResult {
    * (a tree deeper than PATH_MAX, say): recorded with the command and shown to callers.
    */
   filesRefused?: FilesRefused;
+  /** Set when the command ran with its run's network: the destinations refused meanwhile. */
+  egress?: CommandEgress;
   /**
    * Set when the command succeeded and named expected outputs: what became of each,
    * and the artifacts (bytes stored) to record with the outcome, in its statement.

@@ -40,6 +40,13 @@ export const EGRESS_SOCKET_PATH = '/run/memql/egress.sock';
 export const EGRESS_CA_BUNDLE_PATH = '/run/memql/ca-bundle.pem';
 
 /**
+ * Where the run's package caches appear inside the sandbox (pip's, npm's, and every
+ * tool that follows `XDG_CACHE_HOME`): a directory of the run on the replica, kept warm
+ * between its commands, outside the workspace, so it is never synced.
+ */
+export const EGRESS_CACHE_PATH = '/run/memql/cache';
+
+/**
  * The bridge's port on the sandbox's own loopback (each sandbox has a network namespace
  * of its own, so every sandbox uses the same one). 3128 is the port HTTP proxies
  * conventionally use.
@@ -58,6 +65,11 @@ export interface SandboxEgress {
   readonly socketPath: string;
   /** Host path of the CA bundle (PEM): the system CAs and the node's CA. */
   readonly caBundlePath: string;
+  /**
+   * Host path of the run's cache directory, writable by the sandbox uid, bound at
+   * {@link EGRESS_CACHE_PATH}. Absent: caches go where the tools put them (`/tmp`).
+   */
+  readonly cacheDir?: string;
 }
 
 /** The proxy URL every proxy variable names. */
@@ -74,8 +86,13 @@ export const EGRESS_NO_PROXY = 'localhost,127.0.0.1,::1';
  * with it loses nothing. `npm_config_cafile` too: npm's own `cafile` (an image may set
  * one globally) would otherwise replace node's CAs, the node's among them.
  */
-export function egressEnvironment(): Record<string, string> {
+export function egressEnvironment(options: { cache?: boolean } = {}): Record<string, string> {
   const env: Record<string, string> = {};
+  if (options.cache === true) {
+    env.XDG_CACHE_HOME = EGRESS_CACHE_PATH;
+    env.PIP_CACHE_DIR = `${EGRESS_CACHE_PATH}/pip`;
+    env.npm_config_cache = `${EGRESS_CACHE_PATH}/npm`;
+  }
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
     env[name] = EGRESS_PROXY_URL;
     env[name.toLowerCase()] = EGRESS_PROXY_URL;

@@ -58,7 +58,7 @@ export function outputText(
 }
 
 /** An `exec` answer without what only a durable command adds (its id, sync, outputs). */
-export type EndingAnswer = Omit<ExecPayload, 'commandId' | 'filesRefused' | 'outputs'>;
+export type EndingAnswer = Omit<ExecPayload, 'commandId' | 'filesRefused' | 'outputs' | 'egress'>;
 
 /**
  * How a process ended and what it printed, as callers see it: output as UTF-8 text, or
@@ -111,5 +111,6 @@ export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> 
     ),
     ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
     ...(outputs ? { outputs } : {}),
+    ...(command.egress ? { egress: command.egress } : {}),
   };
 }

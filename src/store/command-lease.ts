@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ExpectedOutputResult } from '../contract/index.js';
+import type { CommandEgress, ExpectedOutputResult } from '../contract/index.js';
 import { artifactsInsert, artifactsParam, type NewArtifact } from './artifacts.js';
 import { commandEventsInsert } from './command-events.js';
 import {
@@ -187,6 +187,8 @@ export interface CommandOutcome {
   filesRefused?: FilesRefused | null;
   /** What became of the expected outputs (a command that succeeded and named some). */
   outputs?: readonly ExpectedOutputResult[] | null;
+  /** What the command's network did (it ran with its run's network); null when it had none. */
+  egress?: CommandEgress | null;
   /**
    * Artifacts of the outputs that were promoted, their bytes already stored: recorded
    * (each with its `artifact.promoted` event) by the statement that records the
@@ -253,6 +255,7 @@ export async function finishAndClaim(
       : Math.round(outcome.execDurationMs),
     outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
     outcome.outputs ? JSON.stringify(outcome.outputs) : null,
+    outcome.egress ? JSON.stringify(outcome.egress) : null,
   ];
   const param = (value: unknown) => params.push(value);
   const promoted =
@@ -280,7 +283,8 @@ export async function finishAndClaim(
        update workspace_command set status = $3, exit_code = $4, error_code = $5,
          error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
          stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
-         files_refused = $14::text::jsonb, outputs = $15::text::jsonb, finished_at = now(),
+         files_refused = $14::text::jsonb, outputs = $15::text::jsonb,
+         egress = $16::text::jsonb, finished_at = now(),
          lease_owner = null, lease_expires_at = null
        where id = $1 and status = 'running' and lease_owner = $2
        returning ${COLUMNS}

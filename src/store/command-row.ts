@@ -5,7 +5,12 @@
  * @module
  */
 
-import type { CommandStatus, ExpectedOutputResult, FilesRefused } from '../contract/index.js';
+import type {
+  CommandEgress,
+  CommandStatus,
+  ExpectedOutputResult,
+  FilesRefused,
+} from '../contract/index.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
 
 export type { CommandStatus, FilesRefused };
@@ -54,6 +59,11 @@ export interface Command {
    * succeeded; null otherwise (absent on rows read without it, such as list items).
    */
   outputs?: ExpectedOutputResult[] | null;
+  /**
+   * What the command's network did (its refused destinations), for a command that ran
+   * with its run's network; null otherwise (absent on rows read without it).
+   */
+  egress?: CommandEgress | null;
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -63,7 +73,7 @@ export interface Command {
 export const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
   error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
-  oom_killed, exec_duration_ms, files_refused, outputs, queued_at, started_at, finished_at`;
+  oom_killed, exec_duration_ms, files_refused, outputs, egress, queued_at, started_at, finished_at`;
 
 /** {@link COLUMNS} qualified by a table alias (`c.id, c.run_id, ...`). */
 export function columnsOf(alias: string): string {
@@ -107,6 +117,7 @@ export function toCommand(r: Record<string, unknown>): Command {
         : Number(r.exec_duration_ms),
     filesRefused: jsonOrNull<FilesRefused>(r.files_refused),
     ...('outputs' in r ? { outputs: jsonOrNull<ExpectedOutputResult[]>(r.outputs) } : {}),
+    ...('egress' in r ? { egress: jsonOrNull<CommandEgress>(r.egress) } : {}),
     queuedAt: date(r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),

@@ -28,6 +28,7 @@ import {
   runInSandbox,
   storeExpectedOutputs,
 } from './actions/index.js';
+import type { WorkbenchEgress } from './egress/index.js';
 import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';
 import type { SyncResult, WorkspaceQuota } from './sync/index.js';
@@ -49,6 +50,8 @@ export interface CommandExecutorDeps {
   objects: ObjectStore;
   /** How the node's file actions open files (the workspace root is the held copy's). */
   files: Omit<FileContext, 'root'>;
+  /** The node's egress; absent: no command has network. */
+  egress?: WorkbenchEgress;
   log: Logger;
 }
 
@@ -138,6 +141,8 @@ export async function executeCommand(
           )
         : null;
       let result: ExecutionResult;
+      // The run's network, as its policy is now (none for most runs).
+      const network = await deps.egress?.forCommand(command);
       try {
         // Everything that may refuse the command is behind it: from here it begins,
         // and is never queued again.
@@ -146,10 +151,13 @@ export async function executeCommand(
           ...ctx,
           signal: AbortSignal.any([ctx.signal, limit.signal]),
           reuse: held.stamp,
+          ...(network ? { egress: network.egress } : {}),
         });
       } finally {
+        network?.finish();
         await watch?.stop();
       }
+      if (network) result = { ...result, egress: network.finish() };
       ctx.ran(result.exitCode);
       if (exceeded !== null) {
         const { over, usage } = exceeded as QuotaExceeded;

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
 import { MAX_FILE_WRITE_BYTES } from '../contract/index.js';
@@ -14,6 +15,7 @@ import {
 import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createCommandChecker, createSystemPathResolver } from './allowlist/index.js';
+import { WorkbenchEgress } from './egress/index.js';
 import { WorkbenchHost } from './host.js';
 
 /** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */
@@ -109,6 +111,7 @@ export async function createWorkbenchHost(
     deps.log.warn({ image: config.runner.image }, `runner image program left out: ${problem}`);
   }
   const owner = deps.runsAsRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+  const egress = await createEgress(config, deps, runner, owner);
   const host = new WorkbenchHost({
     db: deps.db,
     nodeId: config.nodeId,
@@ -138,7 +141,39 @@ export async function createWorkbenchHost(
       timeoutMs: config.fetch.timeoutMs,
       allowPrivate: config.fetch.allowPrivate,
     },
+    ...(egress ? { egress } : {}),
     log: deps.log,
   });
   return { host, runner };
+}
+
+/**
+ * The node's egress, when a run may have network here: a ceiling is set and the
+ * runner isolates the network (bwrap, docker). Its state lives in
+ * `<workbench root>/.egress` (no run id starts with a dot).
+ */
+async function createEgress(
+  config: Config,
+  deps: HostFactoryDeps,
+  runner: RunnerSelection,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<WorkbenchEgress | null> {
+  if (config.egress.ceiling.length === 0) return null;
+  if (!('runner' in runner) || runner.runner.kind === 'process') {
+    deps.log.warn(
+      'MEMQL_EGRESS_CEILING is set but this node has no isolating runner (bwrap or docker): commands get no network',
+    );
+    return null;
+  }
+  return WorkbenchEgress.create({
+    db: deps.db,
+    dir: join(config.workbenchRoot, '.egress'),
+    bounds: config.egress,
+    secrets: config.egress.secrets,
+    allowPrivate: config.fetch.allowPrivate,
+    hosts: config.egress.resolve,
+    extraCaPem: config.egress.caPem,
+    ...(owner ? { fileOwner: owner } : {}),
+    log: deps.log,
+  });
 }

@@ -1,4 +1,4 @@
-import type { OutputSink } from '../contract/index.js';
+import type { EgressPolicy, OutputSink } from '../contract/index.js';
 import {
   type Authority,
   callDigest,
@@ -38,6 +38,7 @@ import {
 import { callIdConflictError, FileCallKeys } from './call-keys.js';
 import { awaitCommand } from './command-answer.js';
 import { executeCommand } from './command-executor.js';
+import type { WorkbenchEgress } from './egress/index.js';
 import {
   type HeldCopy,
   nodeStoppingRefusal,
@@ -81,6 +82,8 @@ export interface WorkbenchHostDeps {
   /** Read and write caps of the file actions, bytes. */
   files: { maxReadBytes: number; maxWriteBytes: number };
   exec: ExecDeps;
+  /** The node's egress (`MEMQL_EGRESS_*`); absent: no command has network. */
+  egress?: WorkbenchEgress;
   fetch: FetchLimits;
   /**
    * The durable command queue's settings (`MEMQL_WORKER_CONCURRENCY`, lease, poll, and
@@ -230,6 +233,7 @@ export class WorkbenchHost {
       warm: this.warm,
       locks: this.locks,
       runner: selection,
+      ...(deps.egress ? { egress: deps.egress } : {}),
       log: deps.log,
     };
     this.handoff = new WorkspaceHandoff({
@@ -261,6 +265,7 @@ export class WorkbenchHost {
             },
             log: deps.log,
             ...(deps.quota ? { quota: deps.quota } : {}),
+            ...(deps.egress ? { egress: deps.egress } : {}),
             stagedBytes: staged,
           },
           command,
@@ -314,6 +319,14 @@ export class WorkbenchHost {
   }
 
   /**
+   * A change to a run's network made through this process's API: in force from the
+   * next connection of its commands (other nodes hear it through the database).
+   */
+  networkChanged(runId: string, policy: EgressPolicy): void {
+    this.deps.egress?.changed(runId, policy);
+  }
+
+  /**
    * Starts draining: no new claims, and each workspace this node holds is handed off
    * once no command or action of this node uses it. Other nodes wait for the handoff
    * instead of taking the workspace over. Idempotent.
@@ -342,6 +355,7 @@ export class WorkbenchHost {
     // No command runs any more: the warm sandboxes go too.
     const selection = this.deps.exec.runner;
     if ('runner' in selection) await selection.runner.close?.();
+    await this.deps.egress?.close();
     // No later process of this node can complete an upload this one staged.
     await this.leftoverStages;
     await removeStagesBefore(this.deps.workbenchRoot, Number.POSITIVE_INFINITY).catch(

@@ -1,6 +1,7 @@
 /**
  * What a workbench node lets go of when a run ends or is deleted: the run's warm
- * sandbox (its processes), its warm copy and its upload stages. Called by whoever ended
+ * sandbox (its processes), its warm copy, its upload stages and its network (proxy
+ * endpoint and package caches). Called by whoever ended
  * the run, before the end or delete call answers: in process on a node that holds its
  * workbench itself, over the mesh (`workbench.release_run`) on every replica an agent
  * node reaches. A node it does not reach lets go in its cleanup sweep (runs it no
@@ -17,6 +18,7 @@ import type { RunnerSelection } from '../sandbox/select-runner.js';
 import { type Db, getLiveWorkspace, getRun } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { removeRunStages } from './actions/index.js';
+import type { WorkbenchEgress } from './egress/index.js';
 import type { RunLocks } from './lifecycle/index.js';
 import type { WarmCache } from './sync/index.js';
 
@@ -28,6 +30,8 @@ export interface RunReleaseDeps {
   warm: WarmCache;
   locks: RunLocks;
   runner: RunnerSelection;
+  /** The node's egress: a run let go of closes its proxy endpoint and drops its caches. */
+  egress?: WorkbenchEgress;
   log: Logger;
 }
 
@@ -58,6 +62,7 @@ export async function releaseRun(deps: RunReleaseDeps, runId: string): Promise<R
   const dir = deps.warm.dirOf(runId);
   if ('runner' in deps.runner) await deps.runner.runner.release?.(dir);
   await removeRunStages(deps.workbenchRoot, runId);
+  await deps.egress?.releaseRun(runId);
   const afterRunning = deps.locks.busy(runId);
   // The eviction ends the sandbox a running command gives back when it ends.
   const evicted = deps.locks.run(runId, () => deps.warm.evict(runId));
@@ -68,7 +73,10 @@ export async function releaseRun(deps: RunReleaseDeps, runId: string): Promise<R
   } else {
     await evicted;
   }
-  deps.log.info({ runId, afterRunning }, 'ended run let go: warm sandbox, copy and upload stages');
+  deps.log.info(
+    { runId, afterRunning },
+    'ended run let go: warm sandbox, copy, upload stages and network',
+  );
   return { released: true, afterRunning };
 }
 
@@ -90,6 +98,7 @@ export async function evictUnheld(
       const live = await getLiveWorkspace(deps.db, runId);
       if (live?.nodeId === deps.nodeId) return false;
       await deps.warm.evict(runId);
+      await deps.egress?.releaseRun(runId);
       return true;
     });
     if (gone) evicted.push(runId);

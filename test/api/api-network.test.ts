@@ -3,7 +3,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/index.js';
 import { formatHostRule } from '../../src/contract/index.js';
 import { finishRun, listAuditEvents } from '../../src/store/index.js';
-import { RunEgressPolicies } from '../../src/workbench/run-egress-policy.js';
+import { RunEgressPolicies } from '../../src/workbench/egress/index.js';
 import { type Json, startApiHarness } from './api-support.js';
 
 /**

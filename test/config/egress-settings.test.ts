@@ -44,7 +44,7 @@ const env = {
 
 t.test('the default: no ceiling, no secrets, so no run may have network', async (t) => {
   const config = loadConfig({});
-  t.same(config.egress, { ceiling: [], secretNames: [], secrets: [] });
+  t.same(config.egress, { ceiling: [], secretNames: [], secrets: [], resolve: [], caPem: null });
   const names = CONFIG_VARIABLES.map((v) => v.name);
   t.ok(names.includes('MEMQL_EGRESS_CEILING') && names.includes('MEMQL_EGRESS_SECRETS'));
 });
@@ -206,3 +206,50 @@ t.test('redaction hides every secret value and keeps the references', async (t) 
   };
   t.same(names.egress.secrets, [{ name: 'github' }, { name: 'pypi' }]);
 });
+
+t.test('MEMQL_EGRESS_RESOLVE maps names to addresses, in plain notation only', async (t) => {
+  const config = loadConfig({
+    MEMQL_EGRESS_RESOLVE: 'PyPI.internal.=10.0.0.7, pypi.internal=10.0.0.8,mirror.test=::1',
+  });
+  t.same(config.egress.resolve, [
+    { host: 'pypi.internal', address: '10.0.0.7' },
+    { host: 'pypi.internal', address: '10.0.0.8' },
+    { host: 'mirror.test', address: '::1' },
+  ]);
+  t.same(loadConfig({}).egress.resolve, [], 'default: DNS');
+  const issues = issuesOf(() =>
+    loadConfig({ MEMQL_EGRESS_RESOLVE: 'a.test=010.0.0.1,10.0.0.1,=10.0.0.1,b.test=0x7f000001' }),
+  );
+  t.same(
+    issues.map((i) => i.entry),
+    ['a.test=010.0.0.1', '10.0.0.1', '=10.0.0.1', 'b.test=0x7f000001'],
+    'an address in another notation, or no name, is refused',
+  );
+  t.match(issues[0]!.message, /^MEMQL_EGRESS_RESOLVE=.*expected host=address/);
+});
+
+t.test(
+  'MEMQL_EGRESS_CA_FILE: its certificates, read at start; a bad file stops the node',
+  async (t) => {
+    const cert = `-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----`;
+    const caFile = join(dir, 'extra-ca.pem');
+    await writeFile(caFile, `a comment\n${cert}\ntrailing text\n`);
+    const read = loadConfig({ MEMQL_EGRESS_CA_FILE: caFile }, { readFile });
+    t.equal(read.egress.caPem, `${cert}\n`, 'the certificates only');
+    t.equal(loadConfig({}).egress.caPem, null, 'default: none');
+    t.equal(
+      loadConfig({ MEMQL_EGRESS_CA_FILE: caFile }, { readFile, egressSecretValues: false }).egress
+        .caPem,
+      null,
+      'a node that reads no values reads no file',
+    );
+    const missing = issuesOf(() =>
+      loadConfig({ MEMQL_EGRESS_CA_FILE: join(dir, 'absent.pem') }, { readFile }),
+    );
+    t.match(missing[0]!.message, /MEMQL_EGRESS_CA_FILE=.*reading it failed: ENOENT/);
+    const notPem = join(dir, 'not-pem.txt');
+    await writeFile(notPem, 'hello\n');
+    const empty = issuesOf(() => loadConfig({ MEMQL_EGRESS_CA_FILE: notPem }, { readFile }));
+    t.match(empty[0]!.message, /MEMQL_EGRESS_CA_FILE=.*certificates/);
+  },
+);

@@ -37,7 +37,7 @@ const DEFAULTS: Config = {
     sandboxIdleMs: 30_000,
   },
   fetch: { allowPrivate: [], maxBytes: 10_485_760, timeoutMs: 30_000 },
-  egress: { ceiling: [], secretNames: [], secrets: [] },
+  egress: { ceiling: [], secretNames: [], secrets: [], resolve: [], caPem: null },
   listen: {
     grpc: { host: '0.0.0.0', port: 50060 },
     http: { host: '127.0.0.1', port: 8080 },

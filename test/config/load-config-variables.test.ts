@@ -454,6 +454,27 @@ const TABLE: readonly VariableCases[] = [
     ],
   },
   {
+    name: 'MEMQL_EGRESS_RESOLVE',
+    pick: (c) => c.egress.resolve,
+    valid: [
+      [
+        'Mirror.Test=10.0.0.7, mirror.test=fd00::1',
+        [
+          { host: 'mirror.test', address: '10.0.0.7' },
+          { host: 'mirror.test', address: 'fd00::1' },
+        ],
+      ],
+    ],
+    invalid: ['mirror.test', 'mirror.test=010.0.0.7', '10.0.0.7=10.0.0.8', 'a=b=c'],
+  },
+  {
+    name: 'MEMQL_EGRESS_CA_FILE',
+    pick: (c) => c.egress.caPem,
+    valid: [['', null]],
+    // This table reads no files: a path is refused as unreadable.
+    invalid: ['/etc/ssl/certs/ca-certificates.crt'],
+  },
+  {
     name: 'MEMQL_FETCH_MAX_BYTES',
     pick: (c) => c.fetch.maxBytes,
     valid: [['1024', 1024]],

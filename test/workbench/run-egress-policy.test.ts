@@ -7,7 +7,7 @@ import {
   parseHostRule,
 } from '../../src/contract/index.js';
 import { createRun, finishRun, openDb, setRunNetwork } from '../../src/store/index.js';
-import { RunEgressPolicies, readRunEgressPolicy } from '../../src/workbench/run-egress-policy.js';
+import { RunEgressPolicies, readRunEgressPolicy } from '../../src/workbench/egress/index.js';
 import { eventually } from '../support/mesh.js';
 import { createTestDatabase } from '../support/postgres.js';
 

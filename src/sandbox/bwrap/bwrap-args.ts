@@ -19,6 +19,7 @@ import {
   BRIDGE_LAUNCH,
   BRIDGE_SOURCE,
   EGRESS_CA_BUNDLE_PATH,
+  EGRESS_CACHE_PATH,
   EGRESS_SOCKET_PATH,
   type SandboxEgress,
 } from '../egress-bridge.js';
@@ -224,6 +225,7 @@ export function bwrapCommandLine(input: BwrapArgsInput): BwrapCommandLine {
           '--ro-bind',
           input.egress.caBundlePath,
           EGRESS_CA_BUNDLE_PATH,
+          ...(input.egress.cacheDir ? ['--bind', input.egress.cacheDir, EGRESS_CACHE_PATH] : []),
         ]
       : []),
     '--remount-ro',

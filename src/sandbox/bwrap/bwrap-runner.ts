@@ -256,7 +256,10 @@ export class BwrapRunner implements Runner {
     const cwd = resolveCwd(spec.cwd);
     // The proxy variables go over the agent's own entries: a command cannot point them elsewhere.
     const env = spec.egress
-      ? { ...commandEnv(BASE_ENV, spec.env), ...egressEnvironment() }
+      ? {
+          ...commandEnv(BASE_ENV, spec.env),
+          ...egressEnvironment({ cache: spec.egress.cacheDir !== undefined }),
+        }
       : commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);

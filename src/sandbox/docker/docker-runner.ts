@@ -17,8 +17,10 @@ import { commandEnv, SANDBOX_PATH } from '../command-env.js';
 import {
   bridgedCommand,
   EGRESS_CA_BUNDLE_PATH,
+  EGRESS_CACHE_PATH,
   EGRESS_SOCKET_PATH,
   egressEnvironment,
+  type SandboxEgress,
 } from '../egress-bridge.js';
 import { createCommandOutput } from '../output-capture.js';
 import {
@@ -139,7 +141,7 @@ export class DockerRunner implements Runner {
     const cwd = resolveCwd(spec.cwd);
     // A missing working directory would be created by the daemon, as root, in the workspace.
     await requireCwdDirectory(spec.workspaceDir, cwd);
-    const env = containerEnv(spec.env, spec.egress !== undefined);
+    const env = containerEnv(spec.env, spec.egress);
     const { stdout, stderr } = createCommandOutput(spec.outputLimitBytes, spec.onOutput);
     // Duration and the time limit count from the container's start: the daemon's own
     // time to create a container (seconds on a loaded host) is not charged to the command.
@@ -332,6 +334,9 @@ export class DockerRunner implements Runner {
             ? [
                 `${resolve(spec.egress.socketPath)}:${EGRESS_SOCKET_PATH}:rw`,
                 `${resolve(spec.egress.caBundlePath)}:${EGRESS_CA_BUNDLE_PATH}:ro`,
+                ...(spec.egress.cacheDir
+                  ? [`${resolve(spec.egress.cacheDir)}:${EGRESS_CACHE_PATH}:rw`]
+                  : []),
               ]
             : []),
         ],
@@ -372,12 +377,12 @@ function endedFields(ending: Exclude<Ending, null>, killed: boolean): Partial<Ru
  */
 export function containerEnv(
   agentEnv: Record<string, string> | undefined,
-  egress = false,
+  egress?: SandboxEgress,
 ): string[] {
   const env = {
     ...commandEnv({ PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' }, agentEnv),
     // Over the agent's own entries: a command cannot point its proxy elsewhere.
-    ...(egress ? egressEnvironment() : {}),
+    ...(egress ? egressEnvironment({ cache: egress.cacheDir !== undefined }) : {}),
   };
   return Object.entries(env).map(([name, value]) => `${name}=${value}`);
 }

@@ -71,7 +71,7 @@ function remedy(refusal: Refusal, runId: string): string {
       return (
         `The run's network policy decides which hosts its commands reach. Whoever manages ` +
         `run ${runId} can allow ${host}:${port} (PUT /v1/runs/${runId}/network, ` +
-        '`memql network allow`, or the MCP network tool), within the hosts the operator ' +
+        '`memql network allow`, or the MCP tool `set_run_network`), within the hosts the operator ' +
         'allows for every run (MEMQL_EGRESS_CEILING).'
       );
     case 'ip_literal':

@@ -6,6 +6,7 @@ import {
   WorkbenchError,
 } from '../../contract/index.js';
 import { FILES_NOT_SAVED } from '../../queue/index.js';
+import type { SandboxEgress } from '../../sandbox/egress-bridge.js';
 import type { Runner, RunResult } from '../../sandbox/runner.js';
 import type { RunnerSelection } from '../../sandbox/select-runner.js';
 import { type Command, commandAnswer } from '../../store/index.js';
@@ -126,7 +127,7 @@ export async function runInSandbox(
   workspaceDir: string,
   request: ExecRequest,
   timeoutMs: number,
-  ctx: { signal: AbortSignal; onOutput: OutputSink; reuse?: string },
+  ctx: { signal: AbortSignal; onOutput: OutputSink; reuse?: string; egress?: SandboxEgress },
 ): Promise<RunResult> {
   const runner = requireRunner(deps.runner);
   const cwd = await resolveCwd(workspaceDir, request.cwd);
@@ -143,6 +144,7 @@ export async function runInSandbox(
     signal: ctx.signal,
     onOutput: ctx.onOutput,
     ...(ctx.reuse !== undefined ? { reuse: ctx.reuse } : {}),
+    ...(ctx.egress !== undefined ? { egress: ctx.egress } : {}),
   });
 }
 

@@ -36,9 +36,14 @@ import {
   type EgressPolicy,
   effectivePolicy,
   NO_EGRESS,
-} from '../contract/index.js';
-import { type Db, getRunNetwork, listenForRunNetwork, type Subscription } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+} from '../../contract/index.js';
+import {
+  type Db,
+  getRunNetwork,
+  listenForRunNetwork,
+  type Subscription,
+} from '../../store/index.js';
+import type { Logger } from '../../telemetry/logger.js';
 
 /** Options of {@link RunEgressPolicies}. */
 export interface RunEgressPoliciesOptions {
