@@ -23,7 +23,7 @@ const run = promisify(execFile);
  * | `git.test` | `/probe.git`: `git clone https://git.test/probe.git` |
  * | `blobs.test` | `/blob`: `size` random bytes |
  *
- * Every request is recorded (`requests`), host and path, so a test can tell what reached
+ * Every request is recorded (`requests`), host, path and credential, so a test can tell what reached
  * it. Made with real tools: `openssl` for the CA, `npm pack`, `git`, and Python's
  * `zipfile` for the wheel.
  */
@@ -37,8 +37,16 @@ export interface TestInternet {
   readonly caPath: string;
   /** The blob `blobs.test/blob` serves. */
   readonly blob: Buffer;
-  readonly requests: { host: string; path: string }[];
+  readonly requests: InternetRequest[];
   close(): Promise<void>;
+}
+
+/** A request the stand-in internet received: host, path, and the credential it carried. */
+export interface InternetRequest {
+  readonly host: string;
+  readonly path: string;
+  /** The `authorization` header, when one came (a secret the proxy added). */
+  readonly authorization?: string;
 }
 
 export const TEST_INTERNET_NAMES = ['pypi.test', 'registry.test', 'git.test', 'blobs.test'];
@@ -179,7 +187,7 @@ export async function startTestInternet(
   const tarball = await makeTarball(dir);
   const repo = await makeRepository(dir);
   const blob = randomBytes(options.blobBytes ?? 1 << 20);
-  const requests: { host: string; path: string }[] = [];
+  const requests: InternetRequest[] = [];
   let port = 0;
   const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
   const packument = () => ({
@@ -200,7 +208,8 @@ export async function startTestInternet(
   const server: Server = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     const path = (req.url ?? '/').split('?')[0]!;
-    requests.push({ host, path });
+    const authorization = req.headers.authorization;
+    requests.push({ host, path, ...(authorization !== undefined ? { authorization } : {}) });
     const send = (status: number, body: Buffer | string, type = 'application/octet-stream') => {
       res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
       res.end(body);

@@ -20,7 +20,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { chown, mkdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type CidrRange,
@@ -149,7 +149,15 @@ export class WorkbenchEgress {
         : join('/tmp', `memql-egress-${runDirName(options.dir).slice(0, 12)}`);
     await rm(socketDir, { recursive: true, force: true });
     await rm(join(options.dir, 'caches'), { recursive: true, force: true });
+    // bwrap binds these paths as the sandbox uid, so it must pass through the parents
+    // (search only: 0711) and own the socket directory, which keeps every other user out.
     await mkdir(options.dir, { recursive: true, mode: 0o711 });
+    await chmod(options.dir, 0o711);
+    await mkdir(join(options.dir, 'caches'), { mode: 0o711 });
+    await chmod(join(options.dir, 'caches'), 0o711);
+    await mkdir(socketDir, { recursive: true, mode: 0o700 });
+    const owner = options.fileOwner;
+    if (owner) await chown(socketDir, owner.uid, owner.gid);
     const egress = new WorkbenchEgress(options, socketDir);
     await egress.#policies.listen();
     return egress;
