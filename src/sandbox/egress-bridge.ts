@@ -150,7 +150,7 @@ while (1) {
       my $c; accept($c, $l) or last;
       my $u; socket($u, PF_UNIX, SOCK_STREAM, 0) or do { close $c; last; };
       connect($u, pack_sockaddr_un($path)) or do { close $u; close $c; next; };
-      nb($c); nb($u);
+      setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1); nb($c); nb($u);
       my ($cf, $uf) = (fileno($c), fileno($u));
       @h{$cf, $uf} = ($c, $u); @peer{$cf, $uf} = ($uf, $cf); @out{$cf, $uf} = ('', '');
     }
@@ -163,8 +163,13 @@ while (1) {
       elsif (!$!{EAGAIN} && !$!{EINTR}) { drop($fd); next; }
     }
     if (!$eof{$fd} && vec($r, $fd, 1)) {
-      my $n = sysread($h{$fd}, my $buf, 65536);
-      if ($n) { $out{$peer{$fd}} .= $buf; }
+      my $n = sysread($h{$fd}, my $buf, 262144);
+      if ($n) {
+        my $p = $peer{$fd};
+        # Written through at once when nothing waits before it: no extra select round.
+        if (!length $out{$p}) { my $m = syswrite($h{$p}, $buf); substr($buf, 0, $m) = '' if defined $m && $m > 0; }
+        $out{$p} .= $buf;
+      }
       elsif (defined $n) { $eof{$fd} = 1; }
       elsif (!$!{EAGAIN} && !$!{EINTR}) { drop($fd); next; }
     }

@@ -9,6 +9,7 @@ import type { Row } from '../harness.js';
 import { bulkFiles } from './bulk-files.js';
 import { cpuBomb } from './cpu-bomb.js';
 import { docker } from './docker.js';
+import { egress } from './egress.js';
 import { execInProcess } from './exec-in-process.js';
 import { execMesh } from './exec-mesh.js';
 import { filesMesh } from './files-mesh.js';
@@ -37,4 +38,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 9, name: 'docker', run: docker },
   { id: 10, name: 'cpu bomb', run: cpuBomb },
   { id: 11, name: 'bulk files', run: bulkFiles },
+  { id: 12, name: 'egress', run: egress },
 ];
