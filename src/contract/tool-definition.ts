@@ -44,7 +44,7 @@ const ACTION_DESCRIPTIONS: Record<ToolActionName, string> = {
   fs_list: 'List a directory, optionally recursively.',
   fs_delete: 'Delete a file, or a directory tree with recursive=true.',
   exec:
-    'Run an allowlisted shell command in the workspace (no network unless the run is given hosts). ' +
+    'Run an allowlisted shell command in the workspace (no network unless the run is given hosts; hosts refused come back in egress.refused). ' +
     EXEC_PROGRAMS_SUMMARY,
   fetch: 'Download an http(s) URL into a workspace file.',
   promote_artifact: 'Hand a workspace file to the user as a downloadable artifact.',

@@ -31,7 +31,7 @@ const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
   fs_list: 'List a directory of the run workspace, optionally recursively.',
   fs_delete: 'Delete a file, or a directory tree with recursive=true.',
   exec:
-    'Run an allowlisted shell command in the run workspace, in a sandbox with no network unless the run is given hosts (set_run_network). ' +
+    'Run an allowlisted shell command in the run workspace, in a sandbox with no network unless the run is given hosts (set_run_network); hosts the proxy refused come back in egress.refused. ' +
     'Files the command writes persist in the run. Live output is sent as progress notifications when the call carries a progress token. ' +
     EXEC_PROGRAMS_SUMMARY,
   fetch: 'Download an http(s) URL into a file of the run workspace.',
