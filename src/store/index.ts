@@ -21,6 +21,7 @@ export * from './manifest.js';
 export * from './migrate.js';
 export * from './open-db.js';
 export { pgliteTemplatePath, writePgliteTemplate } from './pglite-template.js';
+export * from './processes.js';
 export * from './run-network.js';
 export * from './run-workspace.js';
 export * from './runs.js';

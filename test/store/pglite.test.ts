@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRun, getRun, openDb } from '../../src/store/index.js';
 import { commandEventsSuite } from './command-events-suite.js';
+import { processSuite } from './process-suite.js';
 import { storeSuite } from './store-suite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-pglite-'));
@@ -15,6 +16,7 @@ t.equal(db.kind, 'pglite');
 
 storeSuite(t, db);
 commandEventsSuite(t, db);
+processSuite(t, db);
 
 t.test('the embedded database keeps its rows across a reopen', async (t) => {
   const other = await openDb({ kind: 'pglite', dataDir: join(dir, 'reopen') });

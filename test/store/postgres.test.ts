@@ -13,6 +13,7 @@ import { openPostgres } from '../../src/store/postgres-driver.js';
 import { eventually } from '../queue/queue-support.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { commandEventsSuite } from './command-events-suite.js';
+import { processSuite } from './process-suite.js';
 import { storeSuite } from './store-suite.js';
 
 const database = await createTestDatabase();
@@ -23,6 +24,7 @@ t.equal(db.kind, 'postgres');
 
 storeSuite(t, db);
 commandEventsSuite(t, db);
+processSuite(t, db);
 
 t.test('two nodes migrating at once apply each migration exactly once', async (t) => {
   const fresh = await createTestDatabase();

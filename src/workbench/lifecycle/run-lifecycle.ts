@@ -5,6 +5,7 @@ import {
   type Db,
   deleteManifest,
   deleteRunCommands,
+  deleteRunProcesses,
   finishRun,
   insertAuditEvent,
   markRunArtifactsDeleted,
@@ -141,6 +142,7 @@ export async function deleteRunData(
   const objects = await deps.objects.deletePrefix(runObjectPrefix(runId));
   await deleteManifest(deps.db, runId);
   const commands = await deleteRunCommands(deps.db, runId);
+  await deleteRunProcesses(deps.db, runId);
   const workspaces = await markRunWorkspacesDeleted(deps.db, runId);
   if (deps.workbenchRoot) await removeRunLeftovers(deps.workbenchRoot, runId);
   const counts = { objects, commands, workspaces, artifacts: artifacts.length };
