@@ -37,6 +37,7 @@ import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { type OutputSink, WorkbenchError } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from '../cgroups/index.js';
@@ -59,11 +60,28 @@ import {
   sandboxCwd,
 } from './bwrap-args.js';
 import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
-import { BwrapSession } from './bwrap-session.js';
+import { BwrapSession, type SessionProcess } from './bwrap-session.js';
 import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
 import { SessionPool } from './session-pool.js';
 import { findSystemDirs } from './system-dirs.js';
 import { type Stage, WorkspaceStaging } from './workspace-staging.js';
+
+/** What {@link BwrapRunner.startProcess} starts. */
+export interface ProcessSpec {
+  readonly workspaceDir: string;
+  /** Shell text, run by `/bin/sh -c` in a session of its own. */
+  readonly command: string;
+  /** Workspace-relative working directory. Default the workspace root. */
+  readonly cwd?: string;
+  /** The agent's own environment entries, over the base. */
+  readonly env?: Record<string, string>;
+  /** The warm sandbox it lives in (`RunSpec.reuse`): the run's bounded commands share it. */
+  readonly reuse: string;
+  readonly memoryLimitBytes?: number;
+  readonly pidsLimit?: number;
+  /** Receives its output as it comes. */
+  readonly onOutput: OutputSink;
+}
 
 /** Options of {@link BwrapRunner}. Every one has a default. */
 export interface BwrapRunnerOptions {
@@ -307,6 +325,41 @@ export class BwrapRunner implements Runner {
     }
   }
 
+  /**
+   * Starts a background process in the warm sandbox of `spec.reuse` (made if there is
+   * none): it shares the sandbox (its loopback, `/tmp`, limits) with the run's bounded
+   * commands, which no longer end it, and lives until it ends, is signalled, or the
+   * sandbox ends. Needs warm sandboxes (`MEMQL_SANDBOX_IDLE_MS` above 0 and
+   * `/usr/bin/perl`): without them, `no_sandbox`.
+   */
+  async startProcess(spec: ProcessSpec): Promise<SessionProcess> {
+    if (!(await this.warmSandboxes())) {
+      throw new WorkbenchError(
+        'no_sandbox',
+        'no_sandbox: background processes live in a warm sandbox, and this node keeps none (MEMQL_SANDBOX_IDLE_MS is 0, or /usr/bin/perl is missing)',
+      );
+    }
+    const cwd = resolveCwd(spec.cwd);
+    const env = commandEnv(BASE_ENV, spec.env);
+    if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
+    await requireCwdDirectory(spec.workspaceDir, cwd);
+    const limits = this.limitsOf(spec);
+    const key = `${spec.reuse}\0${limits.pidsMax}\0${limits.memoryBytes}`;
+    const session =
+      (await this.pool.take(spec.workspaceDir, key)) ??
+      (await this.startSession(spec.workspaceDir, limits, key));
+    try {
+      return await session.startProcess({
+        command: spec.command,
+        cwd: sandboxCwd(cwd),
+        env,
+        onOutput: spec.onOutput,
+      });
+    } finally {
+      this.pool.give(session);
+    }
+  }
+
   /** Ends the warm sandbox of a workspace whose copy goes away. */
   release(workspaceDir: string): Promise<void> {
     return this.pool.release(workspaceDir);
@@ -390,7 +443,7 @@ export class BwrapRunner implements Runner {
     );
   }
 
-  private limitsOf(spec: RunSpec): CgroupLimits {
+  private limitsOf(spec: Pick<RunSpec, 'pidsLimit' | 'memoryLimitBytes'>): CgroupLimits {
     return {
       pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
       memoryBytes: spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,

@@ -17,6 +17,8 @@
  * @module
  */
 
+import { constants } from 'node:os';
+import type { OutputSink } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { defineStateMachine, StateMachine } from '../../telemetry/state-machine.js';
 import type { CommandCgroup } from '../cgroups/index.js';
@@ -34,6 +36,10 @@ import {
   type AgentEvent,
   AgentEventReader,
   encodeAgentRequest,
+  encodeProcessSignal,
+  encodeProcessStdin,
+  encodeProcessStdinEnd,
+  encodeStartProcess,
 } from './session-agent.js';
 
 /** Where a warm sandbox is in its life. */
@@ -76,6 +82,59 @@ export interface SessionCommand {
 
 const KILLED = { exitCode: null, signal: 'SIGKILL' } as const;
 
+/** How a background process ended. */
+export interface ProcessExit {
+  /** Its exit code; null when a signal ended it or it was lost. */
+  readonly exitCode: number | null;
+  /** The signal that ended it (`SIGTERM`), or null. */
+  readonly signal: string | null;
+  /** True when the sandbox ended under it: it did not end on its own. */
+  readonly lost: boolean;
+}
+
+/** What {@link BwrapSession.startProcess} starts. */
+export interface SessionProcessStart {
+  readonly command: string;
+  /** The working directory inside the sandbox. */
+  readonly cwd: string;
+  /** Its whole environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Receives its output as it comes, in order. */
+  readonly onOutput: OutputSink;
+}
+
+/**
+ * A background process in a warm sandbox: started in a session of its own, it outlives
+ * the sandbox's bounded commands (which end everything else they leave) and ends with
+ * its own end (its session's other processes are killed then) or the sandbox's.
+ */
+export interface SessionProcess {
+  /** The session's id for it. */
+  readonly id: number;
+  /** Its pid inside the sandbox. */
+  readonly pid: number;
+  /** Writes bytes to its standard input. */
+  write(bytes: Uint8Array): void;
+  /** Closes its standard input once what was written is delivered. */
+  endInput(): void;
+  /** Sends a signal to its process group. */
+  signal(name: NodeJS.Signals): void;
+  /** Resolves once it has ended and all its output was delivered. */
+  readonly ended: Promise<ProcessExit>;
+}
+
+interface LiveProcess {
+  readonly onOutput: OutputSink;
+  started: ((pid: number) => void) | null;
+  readonly exited: (exit: ProcessExit) => void;
+}
+
+function signalName(signal: number | null): string | null {
+  if (signal === null) return null;
+  const found = Object.entries(constants.signals).find(([, n]) => n === signal);
+  return found ? found[0] : `SIG${signal}`;
+}
+
 /** A warm sandbox serving one workspace's commands, one at a time. */
 export class BwrapSession {
   readonly workspaceDir: string;
@@ -92,6 +151,8 @@ export class BwrapSession {
   private stderr = '';
   private ending: Promise<void> | null = null;
   private tidied: Promise<void> = Promise.resolve();
+  private readonly processes = new Map<number, LiveProcess>();
+  private nextProcessId = 1;
 
   private constructor(options: SessionOptions) {
     this.workspaceDir = options.workspaceDir;
@@ -141,6 +202,61 @@ export class BwrapSession {
   /** Where it is in its life. */
   get state(): SessionState {
     return this.lifecycle.state;
+  }
+
+  /** How many background processes live in it. */
+  get liveProcesses(): number {
+    return this.processes.size;
+  }
+
+  /**
+   * Starts a background process (see {@link SessionProcess}); resolves once it runs.
+   * Works while the sandbox is idle or runs a bounded command.
+   */
+  startProcess(start: SessionProcessStart): Promise<SessionProcess> {
+    const state = this.state;
+    if (state === 'ended' || state === 'starting') {
+      return Promise.reject(new Error(`a ${state} sandbox cannot start a process`));
+    }
+    const id = this.nextProcessId++;
+    let exited!: (exit: ProcessExit) => void;
+    const ended = new Promise<ProcessExit>((resolve) => {
+      exited = resolve;
+    });
+    const requests = this.chain.fd(AGENT_FDS.requests);
+    return new Promise((resolve, reject) => {
+      const live: LiveProcess = {
+        onOutput: start.onOutput,
+        started: (pid) =>
+          resolve({
+            id,
+            pid,
+            write: (bytes) => {
+              if (this.processes.has(id)) requests?.write(encodeProcessStdin(id, bytes));
+            },
+            endInput: () => {
+              if (this.processes.has(id)) requests?.write(encodeProcessStdinEnd(id));
+            },
+            signal: (name) => {
+              const n = constants.signals[name];
+              if (this.processes.has(id) && n !== undefined) {
+                requests?.write(encodeProcessSignal(id, n));
+              }
+            },
+            ended,
+          }),
+        exited: (exit) => {
+          this.processes.delete(id);
+          if (live.started !== null)
+            reject(new Error('the sandbox ended before the process started'));
+          exited(exit);
+        },
+      };
+      this.processes.set(id, live);
+      requests?.write(
+        encodeStartProcess({ id, command: start.command, cwd: start.cwd, env: start.env }),
+      );
+    });
   }
 
   /** Resolves once the sandbox is tidy after its last command (idle or ended). */
@@ -272,6 +388,29 @@ export class BwrapSession {
   }
 
   private deliver(event: AgentEvent | 'gone'): void {
+    if (event === 'gone') {
+      for (const live of [...this.processes.values()]) {
+        live.exited({ exitCode: null, signal: null, lost: true });
+      }
+    } else if (event.kind === 'process_started') {
+      const live = this.processes.get(event.id);
+      const started = live?.started;
+      if (live && started) {
+        live.started = null;
+        started(event.pid);
+      }
+      return;
+    } else if (event.kind === 'process_output') {
+      this.processes.get(event.id)?.onOutput(event.stream, event.chunk);
+      return;
+    } else if (event.kind === 'process_exit') {
+      this.processes.get(event.id)?.exited({
+        exitCode: event.code,
+        signal: signalName(event.signal),
+        lost: false,
+      });
+      return;
+    }
     if (this.listener) this.listener(event);
     else this.queued.push(event);
   }

@@ -22,6 +22,7 @@ export {
   SANDBOX_PRELUDE,
   sandboxEtcFiles,
 } from './bwrap-args.js';
-export { BwrapRunner } from './bwrap-runner.js';
+export { BwrapRunner, type ProcessSpec } from './bwrap-runner.js';
+export type { ProcessExit, SessionProcess } from './bwrap-session.js';
 export { findSystemDirs } from './system-dirs.js';
 export { STAGE_PREFIX } from './workspace-staging.js';

@@ -48,7 +48,7 @@ $SIG{PIPE} = 'IGNORE';
 open(my $REQ, '<&=', ${AGENT_FDS.requests}) or exit 120;
 open(my $EV, '>&=', ${AGENT_FDS.events}) or exit 120;
 pipe(my $sigr, my $sigw) or exit 121;
-fcntl($sigw, F_SETFL, O_NONBLOCK);
+fcntl($sigw, F_SETFL, O_NONBLOCK); fcntl($sigr, F_SETFL, O_NONBLOCK);
 $SIG{CHLD} = sub { syswrite($sigw, 'c') };
 sub again { return $!{EINTR} || $!{EAGAIN}; }
 sub readn { my ($fh, $n) = @_; my $buf = '';
@@ -59,12 +59,23 @@ sub emit { my ($data) = @_; my $off = 0;
   while ($off < length $data) { my $w = syswrite($EV, $data, length($data) - $off, $off);
     if (!defined $w) { exit 122 unless again(); my $v = ''; vec($v, fileno($EV), 1) = 1; select(undef, $v, undef, 1); next; }
     $off += $w; } }
-sub others { opendir(my $d, '/proc') or return (1);
+my (%bgid, %bgsid, %reader, $cmd);
+sub session_of { my ($pid) = @_; open(my $h, '<', "/proc/$pid/stat") or return (undef, undef);
+  my $line = <$h>; close $h;
+  return (undef, undef) unless defined $line && $line =~ /.*\)\s+(\S)\s+\S+\s+\S+\s+(\d+)/s;
+  return ($1, $2); }
+sub all_others { opendir(my $d, '/proc') or return (1);
   my @p = grep { /^\d+$/ && $_ != 1 && $_ != $$ } readdir($d); closedir $d; return @p; }
+sub others { my @p = all_others(); return @p unless %bgsid;
+  return grep { my (undef, $sid) = session_of($_); !defined $sid || !exists $bgsid{$sid} } @p; }
+sub reap_command { return unless $cmd && !defined $cmd->{status};
+  $cmd->{status} = $? if waitpid($cmd->{pid}, POSIX::WNOHANG()) == $cmd->{pid}; }
 sub settle { my $deadline = time + 5;
-  while (1) { kill 'KILL', -1; 1 while waitpid(-1, POSIX::WNOHANG()) > 0;
+  while (1) {
+    if (%bgsid) { kill 'KILL', $_ for others(); }
+    else { kill 'KILL', -1; 1 while waitpid(-1, POSIX::WNOHANG()) > 0; }
     return 1 unless others(); return 0 if time > $deadline; select(undef, undef, undef, 0.002); } }
-sub tidy { my $clean = 1;
+sub tidy { return 1 if %bgid; my $clean = 1;
   for my $dir ('/tmp', '/dev/shm') { opendir(my $d, $dir) or next;
     my @entries = grep { $_ ne '.' && $_ ne '..' } readdir $d; closedir $d;
     for my $e (@entries) { my $p = "$dir/$e";
@@ -73,54 +84,95 @@ sub tidy { my $clean = 1;
   for my $f ('/proc/sysvipc/shm', '/proc/sysvipc/sem', '/proc/sysvipc/msg') {
     open(my $h, '<', $f) or next; my @lines = <$h>; close $h; $clean = 0 if @lines > 1; }
   return $clean; }
-emit('S');
-while (1) {
-  my $hdr = readn($REQ, 4); last unless defined $hdr;
-  my $payload = readn($REQ, unpack('N', $hdr)); last unless defined $payload;
-  my ($cmd, $cwd, $stdin, @env) = unpack('(N/a*)*', $payload);
+sub spawn { my ($command, $cwd, $own_session, @env) = @_;
   pipe(my $in_r, my $in_w) or exit 121; pipe(my $out_r, my $out_w) or exit 121; pipe(my $err_r, my $err_w) or exit 121;
   my $pid = fork(); exit 121 unless defined $pid;
   if ($pid == 0) {
     $SIG{PIPE} = 'DEFAULT'; $SIG{CHLD} = 'DEFAULT';
+    POSIX::setsid() if $own_session;
     POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
     POSIX::dup2(fileno($in_r), 0); POSIX::dup2(fileno($out_w), 1); POSIX::dup2(fileno($err_w), 2);
     opendir(my $fds, '/proc/self/fd'); my @open = grep { /^\d+$/ && $_ > 2 } readdir $fds; closedir $fds;
     POSIX::close($_) for @open;
     chdir($cwd) or do { syswrite(STDERR, "cannot enter the working directory: $!\n"); POSIX::_exit(125) };
     %ENV = @env;
-    exec { '/bin/sh' } 'sh', '-c', $cmd;
+    exec { '/bin/sh' } 'sh', '-c', $command;
     syswrite(STDERR, "cannot run /bin/sh: $!\n"); POSIX::_exit(127);
   }
   close $in_r; close $out_w; close $err_w;
-  my %stream = (fileno($out_r) => 1, fileno($err_r) => 2);
-  my $rsel = IO::Select->new($out_r, $err_r, $sigr);
-  my $wsel = IO::Select->new(); my $woff = 0;
-  if (length $stdin) { fcntl($in_w, F_SETFL, O_NONBLOCK); $wsel->add($in_w); } else { close $in_w; }
-  my ($status, $settled);
-  while (1) {
-    if (!defined $status && waitpid($pid, POSIX::WNOHANG()) == $pid) {
-      $status = $?; $settled = settle();
-      if ($wsel->count) { $wsel->remove($in_w); close $in_w; }
-    }
-    last if defined $status && $rsel->count <= 1;
-    my ($r, $w) = IO::Select->select($rsel, $wsel->count ? $wsel : undef, undef, defined $status ? 1 : 0.5);
-    last if defined $status && !$settled && !$r;
-    for my $fh (@{ $r // [] }) {
-      if ($fh == $sigr) { fcntl($sigr, F_SETFL, O_NONBLOCK); sysread($sigr, my $x, 64); next; }
-      my $n = sysread($fh, my $buf, ${AGENT_CHUNK_BYTES});
+  fcntl($in_w, F_SETFL, O_NONBLOCK);
+  my $p = { pid => $pid, in => $in_w, out => $out_r, err => $err_r, inbuf => '', open => 2 };
+  return $p; }
+sub ending { my ($status) = @_; return ($status & 127) ? (-1, $status & 127) : ($status >> 8, 0); }
+sub reap_background { for my $p (values %bgid) {
+    next if defined $p->{status}; my ($state) = session_of($p->{pid});
+    next if defined $state && $state ne 'Z';
+    # Its session goes with it; the zombie holds its pid (the session id) until reaped.
+    my $sid = $p->{pid};
+    for my $q (all_others()) { next if $q == $sid; my (undef, $s) = session_of($q); kill 'KILL', $q if defined $s && $s == $sid; }
+    $p->{status} = $? if waitpid($p->{pid}, POSIX::WNOHANG()) == $p->{pid}; } }
+sub watch { my ($p, $kind, $id) = @_;
+  $reader{fileno $p->{out}} = [$kind, $id, 1, $p->{out}]; $reader{fileno $p->{err}} = [$kind, $id, 2, $p->{err}]; }
+sub finish_background { my ($id) = @_; my $p = $bgid{$id};
+  return unless defined $p->{status} && $p->{open} == 0;
+  emit(pack('a N l> l>', 'Y', $id, ending($p->{status})));
+  close $p->{in} if $p->{in}; delete $bgsid{$p->{pid}}; delete $bgid{$id}; }
+sub request { my $hdr = readn($REQ, 4); exit 0 unless defined $hdr;
+  my $payload = readn($REQ, unpack('N', $hdr)); exit 0 unless defined $payload;
+  my $kind = substr($payload, 0, 1, '');
+  if ($kind eq 'R') { exit 123 if $cmd;
+    my ($command, $cwd, $stdin, @env) = unpack('(N/a*)*', $payload);
+    $cmd = spawn($command, $cwd, 0, @env); $cmd->{inbuf} = $stdin; $cmd->{eof} = 1; watch($cmd, 'c', 0);
+    return; }
+  if ($kind eq 'B') { my $id = unpack('N', substr($payload, 0, 4, ''));
+    my ($command, $cwd, @env) = unpack('(N/a*)*', $payload);
+    my $p = spawn($command, $cwd, 1, @env); $bgid{$id} = $p; $bgsid{$p->{pid}} = $id; watch($p, 'b', $id);
+    emit(pack('a N l>', 'P', $id, $p->{pid})); return; }
+  my $id = unpack('N', substr($payload, 0, 4, '')); my $p = $bgid{$id}; return unless $p;
+  if ($kind eq 'W') { $p->{inbuf} .= $payload if $p->{in}; }
+  elsif ($kind eq 'E') { $p->{eof} = 1; }
+  elsif ($kind eq 'K') { my $sig = unpack('C', $payload); kill $sig, -$p->{pid} if !defined $p->{status}; }
+  else { exit 123; } }
+emit('S');
+my $settled;
+while (1) {
+  my $rsel = IO::Select->new($REQ, $sigr, map { $_->[3] } values %reader);
+  my $wsel = IO::Select->new();
+  for my $p (($cmd ? ($cmd) : ()), values %bgid) {
+    next unless $p->{in};
+    if (length $p->{inbuf}) { $wsel->add($p->{in}); }
+    elsif ($p->{eof}) { close $p->{in}; $p->{in} = undef; } }
+  my $waiting = $cmd && defined $cmd->{status};
+  my ($r, $w) = IO::Select->select($rsel, $wsel->count ? $wsel : undef, undef, $waiting ? 1 : 0.5);
+  my $quiet = !$r && !$w;
+  for my $fh (@{ $r // [] }) {
+    if ($fh == $sigr) { sysread($sigr, my $x, 64); next; }
+    if ($fh == $REQ) { request(); next; }
+    my $entry = $reader{fileno $fh}; next unless $entry;
+    my ($kind, $id, $stream) = @$entry;
+    my $n = sysread($fh, my $buf, ${AGENT_CHUNK_BYTES});
+    next if !defined $n && again();
+    if (!$n) { delete $reader{fileno $fh}; close $fh;
+      my $p = $kind eq 'c' ? $cmd : $bgid{$id}; $p->{open} -= 1 if $p; next; }
+    if ($kind eq 'c') { emit(pack('a C N', 'O', $stream, $n) . $buf); }
+    else { emit(pack('a N C N', 'Q', $id, $stream, $n) . $buf); } }
+  for my $fh (@{ $w // [] }) {
+    for my $p (($cmd ? ($cmd) : ()), values %bgid) {
+      next unless $p->{in} && $p->{in} == $fh;
+      my $n = syswrite($fh, $p->{inbuf}, ${AGENT_CHUNK_BYTES});
       next if !defined $n && again();
-      if (!$n) { $rsel->remove($fh); close $fh; next; }
-      emit(pack('a C N', 'O', $stream{fileno($fh)}, $n) . $buf);
-    }
-    for my $fh (@{ $w // [] }) {
-      my $n = syswrite($fh, $stdin, ${AGENT_CHUNK_BYTES}, $woff);
-      next if !defined $n && again();
-      if (!defined $n || ($woff += $n) >= length $stdin) { $wsel->remove($fh); close $fh; }
-    }
-  }
-  my ($code, $sig) = ($status & 127) ? (-1, $status & 127) : ($status >> 8, 0);
-  emit(pack('a l> l>', 'X', $code, $sig));
-  emit(pack('a C', 'D', ($settled && tidy()) ? 1 : 0));
+      if (!defined $n) { close $fh; $p->{in} = undef; $p->{inbuf} = ''; next; }
+      substr($p->{inbuf}, 0, $n) = ''; } }
+  reap_background();
+  finish_background($_) for keys %bgid;
+  if ($cmd) {
+    if (!defined $cmd->{status}) { reap_command(); $settled = settle() if defined $cmd->{status}; }
+    if (defined $cmd->{status} && ($cmd->{open} == 0 || (!$settled && $quiet))) {
+      for my $fh ($cmd->{out}, $cmd->{err}) { next unless defined fileno $fh; delete $reader{fileno $fh}; close $fh; }
+      close $cmd->{in} if $cmd->{in};
+      emit(pack('a l> l>', 'X', ending($cmd->{status})));
+      emit(pack('a C', 'D', ($settled && tidy()) ? 1 : 0));
+      $cmd = undef; $settled = undef; } }
 }
 `;
 
@@ -148,17 +200,67 @@ function field(value: string | Uint8Array): Buffer[] {
   return [length, bytes];
 }
 
-/** The frame that asks the agent to run one command. */
-export function encodeAgentRequest(request: AgentRequest): Buffer {
-  const payload = Buffer.concat([
-    ...field(request.command),
-    ...field(request.cwd),
-    ...field(request.stdin),
-    ...Object.entries(request.env).flatMap(([name, value]) => [...field(name), ...field(value)]),
-  ]);
+function frame(kind: string, ...parts: Buffer[]): Buffer {
+  const payload = Buffer.concat([Buffer.from(kind, 'latin1'), ...parts]);
   const length = Buffer.alloc(4);
   length.writeUInt32BE(payload.length);
   return Buffer.concat([length, payload]);
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+}
+
+function envFields(env: Readonly<Record<string, string>>): Buffer[] {
+  return Object.entries(env).flatMap(([name, value]) => [...field(name), ...field(value)]);
+}
+
+/** The frame that asks the agent to run one command. */
+export function encodeAgentRequest(request: AgentRequest): Buffer {
+  return frame(
+    'R',
+    ...field(request.command),
+    ...field(request.cwd),
+    ...field(request.stdin),
+    ...envFields(request.env),
+  );
+}
+
+/** One background process for the agent: started in a session of its own. */
+export interface AgentProcessRequest {
+  /** The node's id for it, echoed in its frames. */
+  readonly id: number;
+  readonly command: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** The frame that starts a background process. */
+export function encodeStartProcess(request: AgentProcessRequest): Buffer {
+  return frame(
+    'B',
+    u32(request.id),
+    ...field(request.command),
+    ...field(request.cwd),
+    ...envFields(request.env),
+  );
+}
+
+/** The frame that writes bytes to a background process's standard input. */
+export function encodeProcessStdin(id: number, bytes: Uint8Array): Buffer {
+  return frame('W', u32(id), Buffer.from(bytes));
+}
+
+/** The frame that closes a background process's standard input (once what was written is). */
+export function encodeProcessStdinEnd(id: number): Buffer {
+  return frame('E', u32(id));
+}
+
+/** The frame that sends `signal` (a number) to a background process's process group. */
+export function encodeProcessSignal(id: number, signal: number): Buffer {
+  return frame('K', u32(id), Buffer.from([signal & 0xff]));
 }
 
 /** One event from the agent. */
@@ -166,7 +268,20 @@ export type AgentEvent =
   | { readonly kind: 'ready' }
   | { readonly kind: 'output'; readonly stream: OutputStream; readonly chunk: Buffer }
   | { readonly kind: 'exit'; readonly code: number | null; readonly signal: number | null }
-  | { readonly kind: 'done'; readonly reusable: boolean };
+  | { readonly kind: 'done'; readonly reusable: boolean }
+  | { readonly kind: 'process_started'; readonly id: number; readonly pid: number }
+  | {
+      readonly kind: 'process_output';
+      readonly id: number;
+      readonly stream: OutputStream;
+      readonly chunk: Buffer;
+    }
+  | {
+      readonly kind: 'process_exit';
+      readonly id: number;
+      readonly code: number | null;
+      readonly signal: number | null;
+    };
 
 /**
  * Reads the agent's events out of the bytes of its descriptor as they arrive. Anything
@@ -228,6 +343,37 @@ export class AgentEventReader {
       case 'D': {
         if (p.length < 2) return null;
         return { kind: 'done', reusable: this.take(2)[1] === 1 };
+      }
+      case 'P': {
+        if (p.length < 9) return null;
+        const f = this.take(9);
+        return { kind: 'process_started', id: f.readUInt32BE(1), pid: f.readInt32BE(5) };
+      }
+      case 'Q': {
+        if (p.length < 10) return null;
+        const stream = p[5];
+        const length = p.readUInt32BE(6);
+        if ((stream !== 1 && stream !== 2) || length === 0 || length > AGENT_CHUNK_BYTES) {
+          throw new Error('the sandbox agent sent a malformed process output frame');
+        }
+        if (p.length < 10 + length) return null;
+        const f = this.take(10 + length);
+        return {
+          kind: 'process_output',
+          id: f.readUInt32BE(1),
+          stream: stream === 1 ? 'stdout' : 'stderr',
+          chunk: Buffer.from(f.subarray(10)),
+        };
+      }
+      case 'Y': {
+        if (p.length < 13) return null;
+        const f = this.take(13);
+        const id = f.readUInt32BE(1);
+        const code = f.readInt32BE(5);
+        const signal = f.readInt32BE(9);
+        return code < 0
+          ? { kind: 'process_exit', id, code: null, signal }
+          : { kind: 'process_exit', id, code, signal: null };
       }
       default:
         throw new Error('the sandbox agent sent an unknown frame');

@@ -1,7 +1,8 @@
 /**
  * The warm sandboxes of one bwrap runner (see `bwrap-session.ts`): at most one idle
  * sandbox per workspace, kept under the key its last command ran with and for at most
- * `idleMs` after it; a sandbox is taken again only by a command with the same key, for
+ * `idleMs` after it (longer while background processes live in it); a sandbox is taken
+ * again only by a command with the same key, for
  * the same workspace directory (the same inode: a directory made anew is another
  * workspace copy), and never by two commands at once.
  *
@@ -21,7 +22,7 @@ export interface SessionPoolOptions {
 
 interface Idle {
   readonly session: BwrapSession;
-  readonly timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout;
 }
 
 /** Warm sandboxes waiting for their workspace's next command, by workspace directory. */
@@ -69,11 +70,19 @@ export class SessionPool {
       this.forget(session.workspaceDir, before);
       void before.session.end();
     }
-    const timer = setTimeout(() => {
-      const entry = this.idle.get(session.workspaceDir);
-      if (entry?.session === session) this.forget(session.workspaceDir, entry);
+    const expire = () => {
+      const current = this.idle.get(session.workspaceDir);
+      if (current?.session !== session) return;
+      // A sandbox with background processes is not idle: it waits on.
+      if (session.liveProcesses > 0) {
+        current.timer = setTimeout(expire, this.options.idleMs);
+        current.timer.unref();
+        return;
+      }
+      this.forget(session.workspaceDir, current);
       void session.end();
-    }, this.options.idleMs);
+    };
+    const timer = setTimeout(expire, this.options.idleMs);
     timer.unref();
     const entry: Idle = { session, timer };
     this.idle.set(session.workspaceDir, entry);

@@ -1,0 +1,150 @@
+import t from 'tap';
+import type { OutputStream } from '../../src/contract/index.js';
+import { BwrapRunner, type SessionProcess } from '../../src/sandbox/bwrap/index.js';
+import type { RunSpec } from '../../src/sandbox/runner.js';
+import { makeWorkspace } from './sandbox-support.js';
+
+/**
+ * Background processes in a run's warm sandbox, with real bubblewrap and the real agent:
+ * a server started in the background answers a bounded command of the same sandbox on
+ * its loopback, and outlives it; its output comes as it is written; its input is
+ * written and closed; a signal ends it; what it started goes with it; what a bounded
+ * command leaves is still ended while a background process lives; and the sandbox's
+ * end takes it (`lost`).
+ */
+
+const runner = new BwrapRunner({ cgroups: { groupName: `memql-test-${process.pid}` } });
+t.teardown(() => runner.close());
+
+function collector() {
+  const out: Record<OutputStream, string> = { stdout: '', stderr: '' };
+  const waiters: { text: string; done: () => void }[] = [];
+  return {
+    out,
+    onOutput: (stream: OutputStream, chunk: Buffer) => {
+      out[stream] += chunk.toString();
+      for (const w of [...waiters]) {
+        if (out.stdout.includes(w.text) || out.stderr.includes(w.text)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.done();
+        }
+      }
+    },
+    /** Resolves once the output holds `text`. */
+    saw(text: string): Promise<void> {
+      if (out.stdout.includes(text) || out.stderr.includes(text)) return Promise.resolve();
+      return new Promise((done) => waiters.push({ text, done }));
+    },
+  };
+}
+
+function bounded(workspaceDir: string, command: string, extra: Partial<RunSpec> = {}) {
+  return runner.run({
+    workspaceDir,
+    command,
+    timeoutMs: 30_000,
+    outputLimitBytes: 1 << 20,
+    reuse: 'key-p',
+    ...extra,
+  });
+}
+
+async function start(workspaceDir: string, command: string) {
+  const seen = collector();
+  const process = await runner.startProcess({
+    workspaceDir,
+    command,
+    reuse: 'key-p',
+    onOutput: seen.onOutput,
+  });
+  return { process, seen };
+}
+
+const SERVER = `python3 -c "
+import http.server, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'hello from the background'
+        self.send_response(200); self.send_header('content-length', str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = socketserver.TCPServer(('127.0.0.1', 8765), H)
+print('listening', flush=True)
+s.serve_forever()
+"`;
+
+t.test('a server in the background answers the bounded commands of its sandbox', async (t) => {
+  const ws = await makeWorkspace(t);
+  const { process, seen } = await start(ws, SERVER);
+  t.ok(process.pid > 1, 'it has a pid in the sandbox');
+  await seen.saw('listening');
+  const first = await bounded(ws, 'curl -sS http://127.0.0.1:8765/');
+  t.equal(first.exitCode, 0, first.stderr.toString());
+  t.equal(first.stdout.toString(), 'hello from the background');
+  const second = await bounded(ws, 'curl -sS http://127.0.0.1:8765/');
+  t.equal(second.stdout.toString(), 'hello from the background', 'and outlives them');
+  process.signal('SIGTERM');
+  const exit = await process.ended;
+  t.same(exit, { exitCode: null, signal: 'SIGTERM', lost: false }, 'a signal ends it');
+  const after = await bounded(ws, 'curl -sS -m 2 http://127.0.0.1:8765/ || echo refused');
+  t.match(after.stdout.toString(), 'refused', 'gone with its end');
+});
+
+t.test('input is written and closed; output comes as it is written', async (t) => {
+  const ws = await makeWorkspace(t);
+  const { process, seen } = await start(
+    ws,
+    'while read line; do echo "got $line"; done; echo bye >&2; exit 7',
+  );
+  process.write(Buffer.from('one\n'));
+  await seen.saw('got one');
+  process.write(Buffer.from('two\n'));
+  await seen.saw('got two');
+  process.endInput();
+  const exit = await process.ended;
+  t.same(exit, { exitCode: 7, signal: null, lost: false });
+  t.equal(seen.out.stdout, 'got one\ngot two\n');
+  t.equal(seen.out.stderr, 'bye\n');
+});
+
+t.test("a bounded command's leftovers still end; a background process's go with it", async (t) => {
+  const ws = await makeWorkspace(t);
+  const { process: keeper } = await start(ws, 'sleep 600');
+  const left = await bounded(ws, '(sleep 601 &) ; echo started');
+  t.equal(left.stdout.toString(), 'started\n');
+  const count = async (what: string) =>
+    Number(
+      (
+        await bounded(
+          ws,
+          `n=0; for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < "$f" | grep -q "^sleep ${what}" && n=$((n+1)); done; echo $n`,
+        )
+      ).stdout
+        .toString()
+        .trim(),
+    );
+  t.equal(await count('601'), 0, "the bounded command's sleep was ended");
+  t.equal(await count('600'), 1, 'the background process lives on');
+  // Its child leaves its process group (a signal to the group misses it), not its session.
+  const { process: parent, seen } = await start(
+    ws,
+    `(perl -e 'setpgrp(0, 0); exec qw(sleep 602)' &); echo forked; exec sleep 603`,
+  );
+  await seen.saw('forked');
+  t.equal(await count('602'), 1);
+  parent.signal('SIGKILL');
+  t.same(await parent.ended, { exitCode: null, signal: 'SIGKILL', lost: false });
+  t.equal(await count('602'), 0, 'what it started went with it');
+  keeper.signal('SIGTERM');
+  await keeper.ended;
+});
+
+t.test("the sandbox's end takes its processes: lost", async (t) => {
+  const ws = await makeWorkspace(t);
+  const started: SessionProcess[] = [];
+  for (let i = 0; i < 2; i++) started.push((await start(ws, 'sleep 600')).process);
+  await runner.release(ws);
+  for (const p of started) {
+    t.same(await p.ended, { exitCode: null, signal: null, lost: true });
+  }
+});
