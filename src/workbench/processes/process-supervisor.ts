@@ -1,0 +1,152 @@
+/**
+ * The background processes a workbench node runs, between the sandbox and the store:
+ * each start is recorded first (within the run's cap, once per `callId`), then the
+ * sandbox starts it, its output is pumped to the store as it comes
+ * (`process-output.ts`), and its end is recorded once that output is stored: `exited`
+ * with its code, `killed` with the signal that ended it (a signal, the run's end), or
+ * `node_stopping` when this node's stop ended its sandbox. Processes of an earlier
+ * process of this node are lost ({@link ProcessSupervisor.loseLeftovers}): nothing of
+ * them runs any more.
+ *
+ * @module
+ */
+
+import { randomUUID } from 'node:crypto';
+import type { OutputSink } from '../../contract/index.js';
+import type { ProcessExit, SessionProcess } from '../../sandbox/bwrap/index.js';
+import {
+  type Db,
+  endProcess,
+  loseProcesses,
+  type ProcessRow,
+  type ProcessStart,
+  startProcess,
+} from '../../store/index.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { ProcessOutput } from './process-output.js';
+
+/** Options of {@link ProcessSupervisor}. */
+export interface ProcessSupervisorOptions {
+  readonly db: Db;
+  readonly nodeId: string;
+  /** Most processes one run may have running. */
+  readonly maxLivePerRun: number;
+  /** How often output reaches the store at the latest, ms (default 200). */
+  readonly flushMs?: number;
+  readonly log: Logger;
+}
+
+/** What a start records. */
+export interface ProcessRequest {
+  readonly runId: string;
+  readonly ownerUserId: string;
+  readonly callId?: string | null;
+  /** What started it (command, cwd, env, pty): recorded with it. */
+  readonly request: Record<string, unknown>;
+}
+
+/** What {@link ProcessSupervisor.start} did: the store's answer, and for a new process its end. */
+export type SupervisedStart =
+  | (Extract<ProcessStart, { kind: 'started' }> & {
+      /** Resolves with its row once its end (and all its output) is recorded. */
+      readonly ended: Promise<ProcessRow | null>;
+    })
+  | Exclude<ProcessStart, { kind: 'started' }>;
+
+interface Running {
+  readonly handle: SessionProcess;
+  readonly output: ProcessOutput;
+}
+
+/** See the module comment. */
+export class ProcessSupervisor {
+  readonly #o: ProcessSupervisorOptions;
+  readonly #running = new Map<string, Running>();
+  #stopping = false;
+
+  constructor(options: ProcessSupervisorOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Records a process and starts it with `launch` (the sandbox's start, given the sink
+   * for its output). A launch that fails is recorded `killed` and rethrown.
+   */
+  async start(
+    request: ProcessRequest,
+    launch: (onOutput: OutputSink) => Promise<SessionProcess>,
+  ): Promise<SupervisedStart> {
+    const { db, nodeId, log } = this.#o;
+    const id = `proc-${randomUUID()}`;
+    const recorded = await startProcess(
+      db,
+      {
+        id,
+        runId: request.runId,
+        ownerUserId: request.ownerUserId,
+        nodeId,
+        callId: request.callId ?? null,
+        request: request.request,
+      },
+      this.#o.maxLivePerRun,
+    );
+    if (recorded.kind !== 'started') return recorded;
+    const output = new ProcessOutput({
+      db,
+      processId: id,
+      log,
+      ...(this.#o.flushMs !== undefined ? { flushMs: this.#o.flushMs } : {}),
+    });
+    let handle: SessionProcess;
+    try {
+      handle = await launch(output.write);
+    } catch (err) {
+      await output.close();
+      await endProcess(db, id, nodeId, { status: 'killed' }).catch(() => null);
+      throw err;
+    }
+    this.#running.set(id, { handle, output });
+    const ended = handle.ended.then((exit) => this.#record(id, output, exit));
+    return { ...recorded, ended };
+  }
+
+  /** The process's sandbox handle, when it runs on this node. */
+  local(processId: string): SessionProcess | null {
+    return this.#running.get(processId)?.handle ?? null;
+  }
+
+  /** How many processes run here. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** From now on, a process whose sandbox ends under it ended with the node's stop. */
+  stopping(): void {
+    this.#stopping = true;
+  }
+
+  /** Marks the processes an earlier process of this node left `lost`; returns them. */
+  loseLeftovers(): Promise<ProcessRow[]> {
+    return loseProcesses(this.#o.db, this.#o.nodeId);
+  }
+
+  async #record(id: string, output: ProcessOutput, exit: ProcessExit): Promise<ProcessRow | null> {
+    await output.close();
+    this.#running.delete(id);
+    const outcome = exit.lost
+      ? { status: this.#stopping ? ('node_stopping' as const) : ('killed' as const) }
+      : exit.signal !== null
+        ? { status: 'killed' as const, signal: exit.signal }
+        : { status: 'exited' as const, exitCode: exit.exitCode };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await endProcess(this.#o.db, id, this.#o.nodeId, outcome);
+      } catch (err) {
+        if (attempt === 0) {
+          this.#o.log.warn({ err, processId: id }, 'a process end could not be recorded; retrying');
+        }
+        await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt, 6))));
+      }
+    }
+  }
+}

@@ -1,0 +1,149 @@
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
+import {
+  createRun,
+  getProcess,
+  listAuditEvents,
+  openDb,
+  readProcessOutput,
+} from '../../src/store/index.js';
+import { ProcessSupervisor } from '../../src/workbench/processes/index.js';
+import { makeWorkspace } from '../sandbox/sandbox-support.js';
+
+/**
+ * Background processes from the sandbox to the store, with real bubblewrap and the real
+ * agent on PGlite: output is readable while the process runs and whole, from any
+ * offset, once it ended; the end is recorded with its code or signal after the last
+ * output; the run's cap refuses a process over it; a sandbox ended under its processes
+ * records them killed, or `node_stopping` during the node's stop; an earlier process of
+ * the node's leftovers are lost.
+ */
+
+const db = await openDb({ kind: 'pglite' });
+t.teardown(() => db.close());
+const runner = new BwrapRunner({ cgroups: { groupName: `memql-test-${process.pid}` } });
+t.teardown(() => runner.close());
+const log = pino({ level: 'silent' });
+const supervisor = new ProcessSupervisor({
+  db,
+  nodeId: 'node-a',
+  maxLivePerRun: 2,
+  flushMs: 20,
+  log,
+});
+let runs = 0;
+
+async function fixture(t: Test) {
+  runs += 1;
+  const run = await createRun(db, { id: `run-proc-${runs}`, ownerUserId: 'user-p' });
+  const workspaceDir = await makeWorkspace(t);
+  const start = (command: string, callId?: string) =>
+    supervisor.start(
+      { runId: run.id, ownerUserId: 'user-p', callId: callId ?? null, request: { command } },
+      (onOutput) =>
+        runner.startProcess({ workspaceDir, command, reuse: `key-${run.id}`, onOutput }),
+    );
+  return { run, workspaceDir, start };
+}
+
+/** Reads the stream until `pred` holds of it (the pump flushes on its cadence). */
+async function until(id: string, pred: (text: string) => boolean): Promise<string> {
+  for (;;) {
+    const read = await readProcessOutput(db, id, 'stdout', 0, 1 << 22);
+    const text = read?.bytes.toString() ?? '';
+    if (pred(text)) return text;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+t.test('output while it runs, whole once it ended, the end after it', async (t) => {
+  const { start } = await fixture(t);
+  const started = await start('echo first; read go; seq 1 50000; echo oops >&2; exit 3');
+  t.equal(started.kind, 'started');
+  if (started.kind !== 'started') return;
+  const id = started.process.id;
+  t.equal(await until(id, (s) => s.includes('first')), 'first\n', 'readable while it runs');
+  t.equal((await getProcess(db, id))?.status, 'running');
+  supervisor.local(id)?.write(Buffer.from('go\n'));
+  const ended = await started.ended;
+  t.same([ended?.status, ended?.exitCode], ['exited', 3]);
+  const expected = `first\n${Array.from({ length: 50000 }, (_, i) => i + 1).join('\n')}\n`;
+  const all = await readProcessOutput(db, id, 'stdout', 0, 1 << 22);
+  t.equal(all?.bytes.toString(), expected, 'every byte, in order');
+  t.equal(all?.complete, true);
+  const middle = await readProcessOutput(db, id, 'stdout', 6, 8);
+  t.equal(middle?.bytes.toString(), '1\n2\n3\n4\n', 'from an offset');
+  t.equal((await readProcessOutput(db, id, 'stderr', 0, 100))?.bytes.toString(), 'oops\n');
+  t.equal(ended?.stdoutBytes, Buffer.byteLength(expected));
+});
+
+t.test('a signal is recorded; the cap refuses a third', async (t) => {
+  const { run, start } = await fixture(t);
+  const a = await start('sleep 600');
+  const b = await start('sleep 600', 'call-b');
+  t.same([a.kind, b.kind], ['started', 'started']);
+  t.same(await start('sleep 600'), { kind: 'limit', live: 2 });
+  const again = await start('sleep 600', 'call-b');
+  t.equal(again.kind, 'replayed', 'a repeated callId answers the process it started');
+  if (a.kind !== 'started' || b.kind !== 'started') return;
+  supervisor.local(a.process.id)?.signal('SIGTERM');
+  const ended = await a.ended;
+  t.same([ended?.status, ended?.signal], ['killed', 'SIGTERM']);
+  supervisor.local(b.process.id)?.signal('SIGKILL');
+  await b.ended;
+  const types = (await listAuditEvents(db, { runId: run.id })).map((e) => e.eventType);
+  t.same(types, [
+    'workspace_process.started',
+    'workspace_process.started',
+    'workspace_process.killed',
+    'workspace_process.killed',
+  ]);
+});
+
+t.test(
+  "a sandbox ended under its processes: killed, or node_stopping in the node's stop",
+  async (t) => {
+    const { workspaceDir, start } = await fixture(t);
+    const a = await start('sleep 600');
+    if (a.kind !== 'started') throw new Error('not started');
+    await runner.release(workspaceDir);
+    t.equal((await a.ended)?.status, 'killed', 'the run let go of its sandbox');
+    const b = await start('sleep 600');
+    if (b.kind !== 'started') throw new Error('not started');
+    supervisor.stopping();
+    await runner.release(workspaceDir);
+    t.equal((await b.ended)?.status, 'node_stopping');
+  },
+);
+
+t.test("an earlier process of the node's leftovers are lost", async (t) => {
+  const { run } = await fixture(t);
+  const other = new ProcessSupervisor({ db, nodeId: 'node-b', maxLivePerRun: 2, log });
+  const left = await other
+    .start(
+      { runId: run.id, ownerUserId: 'user-p', request: { command: 'sleep 600' } },
+      async () => {
+        throw new Error('the node died before its sandbox answered');
+      },
+    )
+    .catch(() => null);
+  t.equal(left, null, 'a launch that fails is rethrown');
+  const rows = await db.query(`select status from workspace_process where node_id = 'node-b'`);
+  t.same(
+    rows.map((r) => r.status),
+    ['killed'],
+    'and recorded killed',
+  );
+  // A start recorded by a node that then died: its row says running.
+  await db.query(
+    `insert into workspace_process (id, run_id, owner_user_id, node_id, request)
+     values ('proc-left', $1, 'user-p', 'node-b', '{}')`,
+    [run.id],
+  );
+  const lost = await other.loseLeftovers();
+  t.same(
+    lost.map((p) => [p.id, p.status]),
+    [['proc-left', 'lost']],
+  );
+});
