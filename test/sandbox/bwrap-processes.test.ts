@@ -1,3 +1,5 @@
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import type { OutputStream } from '../../src/contract/index.js';
 import { BwrapRunner, type SessionProcess } from '../../src/sandbox/bwrap/index.js';
@@ -148,3 +150,29 @@ t.test("the sandbox's end takes its processes: lost", async (t) => {
     t.same(await p.ended, { exitCode: null, signal: null, lost: true });
   }
 });
+
+t.test(
+  "the node's own writes reach a sandbox with processes; a new copy stamp keeps it",
+  async (t) => {
+    const ws = await makeWorkspace(t);
+    // A warm sandbox of bounded commands first: it gives way to one made for processes.
+    t.equal((await bounded(ws, 'echo warm')).exitCode, 0);
+    const { process, seen } = await start(ws, SERVER);
+    await seen.saw('listening');
+    await writeFile(join(ws, 'note.txt'), 'one');
+    const first = await bounded(ws, 'cat note.txt', { reuse: 'key-p-stamp-2' });
+    t.equal(first.stdout.toString(), 'one', 'a file the node wrote is seen');
+    await writeFile(join(ws, 'next.txt'), 'two');
+    await rename(join(ws, 'next.txt'), join(ws, 'note.txt'));
+    const second = await bounded(ws, 'cat note.txt; curl -sS http://127.0.0.1:8765/', {
+      reuse: 'key-p-stamp-3',
+    });
+    t.equal(
+      second.stdout.toString(),
+      'twohello from the background',
+      'a file the node replaced is seen, in the same sandbox as the server',
+    );
+    process.signal('SIGKILL');
+    await process.ended;
+  },
+);

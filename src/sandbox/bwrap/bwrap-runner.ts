@@ -83,6 +83,11 @@ export interface ProcessSpec {
   readonly onOutput: OutputSink;
 }
 
+/** The part of a warm sandbox's key its limits make. */
+function limitsKey(limits: CgroupLimits): string {
+  return `${limits.pidsMax}\0${limits.memoryBytes}`;
+}
+
 /** Options of {@link BwrapRunner}. Every one has a default. */
 export interface BwrapRunnerOptions {
   /** Default `/usr/bin/bwrap`. */
@@ -293,9 +298,9 @@ export class BwrapRunner implements Runner {
     // A command with the network runs in a sandbox of its own: a warm sandbox holds no
     // proxy socket, and one that did must not serve a run whose network was taken away.
     if (spec.reuse !== undefined && spec.egress === undefined && (await this.warmSandboxes())) {
-      const key = `${spec.reuse}\0${limits.pidsMax}\0${limits.memoryBytes}`;
+      const key = `${spec.reuse}\0${limitsKey(limits)}`;
       const session =
-        (await this.pool.take(spec.workspaceDir, key)) ??
+        (await this.pool.take(spec.workspaceDir, key, limitsKey(limits))) ??
         (await this.startSession(spec.workspaceDir, limits, key));
       try {
         return await session.run({ spec, cwd: sandboxCwd(cwd), env, startedAt });
@@ -344,10 +349,15 @@ export class BwrapRunner implements Runner {
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);
     const limits = this.limitsOf(spec);
-    const key = `${spec.reuse}\0${limits.pidsMax}\0${limits.memoryBytes}`;
-    const session =
-      (await this.pool.take(spec.workspaceDir, key)) ??
-      (await this.startSession(spec.workspaceDir, limits, key));
+    const key = `${spec.reuse}\0${limitsKey(limits)}`;
+    let session = await this.pool.take(spec.workspaceDir, key, limitsKey(limits));
+    // Processes live only in a sandbox made for them (see startSession): a warm sandbox
+    // of bounded commands gives way to one.
+    if (session !== null && !session.forProcesses) {
+      await session.end();
+      session = null;
+    }
+    session ??= await this.startSession(spec.workspaceDir, limits, key, { forProcesses: true });
     try {
       return await session.startProcess({
         command: spec.command,
@@ -375,13 +385,17 @@ export class BwrapRunner implements Runner {
     workspaceDir: string,
     limits: CgroupLimits,
     key: string,
+    options: { forProcesses?: boolean } = {},
   ): Promise<BwrapSession> {
     const inode = (await stat(workspaceDir)).ino;
     const line = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
     const cgroup = await this.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
-      stage = await this.stage(workspaceDir);
+      // A sandbox for background processes binds the workspace as it is, without the
+      // staging overlay: the node's own writes (file actions) must reach the processes
+      // at once, and an overlay whose upper layer changes under it shows stale files.
+      stage = options.forProcesses ? null : await this.stage(workspaceDir);
     } catch (err) {
       await this.removeCgroup(cgroup);
       throw err;
@@ -398,6 +412,8 @@ export class BwrapRunner implements Runner {
       workspaceDir,
       inode,
       key,
+      limitsKey: limitsKey(limits),
+      forProcesses: options.forProcesses === true,
       release: async () => {
         await stage?.release();
         await this.removeCgroup(cgroup);

@@ -64,6 +64,13 @@ export interface SessionOptions {
   readonly inode: number;
   /** What the caller reuses it under (see `RunSpec.reuse`), with its limits. */
   readonly key: string;
+  /** The limits part of `key`. */
+  readonly limitsKey: string;
+  /**
+   * Made for background processes: the workspace bound as it is (no staging overlay),
+   * so the node's own writes reach it at once and a changed copy stamp does not end it.
+   */
+  readonly forProcesses: boolean;
   /** Frees what the chain used (staging, cgroup) once nothing of it is left. */
   readonly release: () => Promise<void>;
   readonly log: Logger;
@@ -140,6 +147,8 @@ export class BwrapSession {
   readonly workspaceDir: string;
   readonly inode: number;
   readonly key: string;
+  readonly limitsKey: string;
+  readonly forProcesses: boolean;
   private readonly chain: LaunchChain;
   private readonly cgroup: CommandCgroup | null;
   private readonly lifecycle: StateMachine<SessionState>;
@@ -158,6 +167,8 @@ export class BwrapSession {
     this.workspaceDir = options.workspaceDir;
     this.inode = options.inode;
     this.key = options.key;
+    this.limitsKey = options.limitsKey;
+    this.forProcesses = options.forProcesses;
     this.cgroup = options.launch.cgroup;
     this.release = options.release;
     this.lifecycle = new StateMachine(SESSION_LIFECYCLE, options.log);

@@ -4,7 +4,8 @@
  * `idleMs` after it (longer while background processes live in it); a sandbox is taken
  * again only by a command with the same key, for
  * the same workspace directory (the same inode: a directory made anew is another
- * workspace copy), and never by two commands at once.
+ * workspace copy), and never by two commands at once. A sandbox made for background
+ * processes is taken under any key with its limits (its view is never stale).
  *
  * @module
  */
@@ -38,20 +39,18 @@ export class SessionPool {
    * given back a moment ago to be tidy); null when there is none. One under another
    * key, or for an older copy of the directory, is ended.
    */
-  async take(workspaceDir: string, key: string): Promise<BwrapSession | null> {
+  async take(workspaceDir: string, key: string, limitsKey?: string): Promise<BwrapSession | null> {
     const entry = this.idle.get(workspaceDir);
     if (entry === undefined) return null;
     this.forget(workspaceDir, entry);
-    await entry.session.settled();
+    const { session } = entry;
+    await session.settled();
     const inode = await inodeOf(workspaceDir);
-    if (
-      entry.session.key === key &&
-      entry.session.inode === inode &&
-      entry.session.state === 'idle'
-    ) {
-      return entry.session;
-    }
-    void entry.session.end();
+    // A sandbox made for processes sees the directory as it is: only its limits and
+    // its copy (the inode) must match.
+    const matches = session.forProcesses ? session.limitsKey === limitsKey : session.key === key;
+    if (matches && session.inode === inode && session.state === 'idle') return session;
+    void session.end();
     return null;
   }
 
