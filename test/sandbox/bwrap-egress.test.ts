@@ -1,13 +1,10 @@
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pino from 'pino';
 import t from 'tap';
-import { cidr, type EgressPolicy, parseHostRule } from '../../src/contract/index.js';
 import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
-import { EgressProxy } from '../../src/sandbox/egress/index.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
-import { startTestInternet, TEST_INTERNET_NAMES } from '../support/internet.js';
+import { rules } from './egress/egress-fixture.js';
+import { startSandboxEgress } from './sandbox-egress.js';
 import { makeWorkspace } from './sandbox-support.js';
 
 /**
@@ -18,43 +15,8 @@ import { makeWorkspace } from './sandbox-support.js';
  * a command without egress has no network at all.
  */
 
-const internet = await startTestInternet({ blobBytes: 64 * 1024 });
-t.teardown(() => internet.close());
-const base = await mkdtemp(join(tmpdir(), 'memql-egress-'));
-await chmod(base, 0o755);
-t.teardown(() => rm(base, { recursive: true, force: true }));
-await mkdir(join(base, 'sock'), { mode: 0o755 });
-
-const allow = (...texts: string[]) =>
-  texts.map((text) => {
-    const parsed = parseHostRule(text);
-    if (!parsed.ok) throw new Error(parsed.problem);
-    return parsed.rule;
-  });
-let policy: EgressPolicy = { allow: allow(...TEST_INTERNET_NAMES), secrets: [] };
-const proxy = new EgressProxy({
-  dir: join(base, 'sock'),
-  caDir: join(base, 'ca'),
-  resolve: async (host) => (TEST_INTERNET_NAMES.includes(host) ? ['127.0.0.1'] : []),
-  // The stand-in internet is on loopback: the tests' operator allows it.
-  allowPrivate: [cidr('127.0.0.0/8')],
-  secrets: [],
-  log: pino({ level: 'silent' }),
-});
-t.teardown(() => proxy.close());
-const endpoint = await proxy.openRun('run-egress', () => policy);
-// What the sandbox trusts: the system's CAs, the node's CA, and (for the tests) the CA
-// of the stand-in internet.
-const bundle = join(base, 'ca-bundle.pem');
-await writeFile(
-  bundle,
-  [
-    await readFile('/etc/ssl/certs/ca-certificates.crt', 'utf8'),
-    await readFile(endpoint.caCertPath, 'utf8'),
-    internet.caPem,
-  ].join('\n'),
-);
-await chmod(bundle, 0o644);
+const egress = await startSandboxEgress(t, { blobBytes: 64 * 1024 });
+const { internet, endpoint, bundle } = egress;
 
 const runner = new BwrapRunner();
 const probe = await runner.probe();
@@ -125,10 +87,10 @@ t.test('the caller cannot point the proxy elsewhere', async (t) => {
 });
 
 t.test('a rule taken away applies to the next connection', async (t) => {
-  const before = policy;
-  policy = { allow: allow('pypi.test'), secrets: [] };
+  const before = egress.policy;
+  egress.policy = { allow: rules('pypi.test'), secrets: [] };
   t.teardown(() => {
-    policy = before;
+    egress.policy = before;
   });
   const r = await run(
     `curl -sS -o /dev/null -w '%{http_code}' ${url('blobs.test', '/blob')} || true`,

@@ -1,20 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import t from 'tap';
-import { cidr, type EgressPolicy, parseHostRule } from '../../src/contract/index.js';
 import { DockerRunner } from '../../src/sandbox/docker/index.js';
-import { EgressProxy } from '../../src/sandbox/egress/index.js';
-import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import {
   connectTestDocker,
   makeSandboxWorkspace,
   removeContainersLabelled,
   TEST_RUNNER_IMAGE,
 } from '../support/docker.js';
-import { startTestInternet, TEST_INTERNET_NAMES } from '../support/internet.js';
+import { startSandboxEgress } from './sandbox-egress.js';
 
 /**
  * The docker runner's way to the network: the same proxy socket, CA bundle and cache
@@ -24,43 +17,9 @@ import { startTestInternet, TEST_INTERNET_NAMES } from '../support/internet.js';
  * without egress reaches nothing.
  */
 
-const internet = await startTestInternet({ blobBytes: 128 * 1024 });
-t.teardown(() => internet.close());
-const base = await mkdtemp(join(tmpdir(), 'memql-docker-egress-'));
-await chmod(base, 0o755);
-t.teardown(() => rm(base, { recursive: true, force: true }));
-await mkdir(join(base, 'sock'), { mode: 0o700 });
-const cacheDir = join(base, 'cache');
-await mkdir(cacheDir, { mode: 0o700 });
-await chown(cacheDir, SANDBOX_UID, SANDBOX_UID);
-
-const allow = (...texts: string[]) =>
-  texts.map((text) => {
-    const parsed = parseHostRule(text);
-    if (!parsed.ok) throw new Error(parsed.problem);
-    return parsed.rule;
-  });
-const policy: EgressPolicy = { allow: allow(...TEST_INTERNET_NAMES), secrets: [] };
-const proxy = new EgressProxy({
-  dir: join(base, 'sock'),
-  caDir: join(base, 'ca'),
-  resolve: async (host) => (TEST_INTERNET_NAMES.includes(host) ? ['127.0.0.1'] : []),
-  allowPrivate: [cidr('127.0.0.0/8')],
-  secrets: [],
-  log: pino({ level: 'silent' }),
+const { internet, endpoint, bundle, cacheDir } = await startSandboxEgress(t, {
+  blobBytes: 128 * 1024,
 });
-t.teardown(() => proxy.close());
-const endpoint = await proxy.openRun('run-docker-egress', () => policy);
-const bundle = join(base, 'ca-bundle.pem');
-await writeFile(
-  bundle,
-  [
-    await readFile('/etc/ssl/certs/ca-certificates.crt', 'utf8'),
-    await readFile(endpoint.caCertPath, 'utf8'),
-    internet.caPem,
-  ].join('\n'),
-);
-await chmod(bundle, 0o644);
 
 const docker = await connectTestDocker();
 const TEST_LABEL = 'memql.test';
