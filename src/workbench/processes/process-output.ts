@@ -84,8 +84,7 @@ export class ProcessOutput {
   /** Appends everything written so far; resolves when it is stored. */
   async flush(): Promise<void> {
     while (this.#waiting > 0 || this.#flushing !== null) {
-      if (this.#flushing === null) this.#flushing = this.#drain();
-      await this.#flushing;
+      await (this.#flushing ?? this.#startDrain());
     }
   }
 
@@ -103,29 +102,34 @@ export class ProcessOutput {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      if (this.#flushing === null) {
-        this.#flushing = this.#drain();
-      }
+      if (this.#flushing === null) void this.#startDrain();
     }, ms);
     this.#timer.unref();
   }
 
-  async #drain(): Promise<void> {
-    try {
-      for (;;) {
-        const stream: OutputStream | null =
-          this.#pending.stdout.length > 0
-            ? 'stdout'
-            : this.#pending.stderr.length > 0
-              ? 'stderr'
-              : null;
-        if (stream === null) return;
-        const piece = this.#take(stream);
-        await this.#append(stream, piece);
-      }
-    } finally {
-      this.#flushing = null;
+  /**
+   * Starts the one drain (see {@link flush}). It is cleared by identity once settled: a
+   * drain that finds nothing to do settles at once, and must not leave itself behind.
+   */
+  #startDrain(): Promise<void> {
+    const drain: Promise<void> = this.#drain().finally(() => {
+      if (this.#flushing === drain) this.#flushing = null;
       if (this.#waiting > 0 && !this.#closed) this.#flushSoon(this.#o.flushMs);
+    });
+    this.#flushing = drain;
+    return drain;
+  }
+
+  async #drain(): Promise<void> {
+    for (;;) {
+      const stream: OutputStream | null =
+        this.#pending.stdout.length > 0
+          ? 'stdout'
+          : this.#pending.stderr.length > 0
+            ? 'stderr'
+            : null;
+      if (stream === null) return;
+      await this.#append(stream, this.#take(stream));
     }
   }
 
