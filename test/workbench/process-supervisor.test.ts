@@ -47,23 +47,33 @@ async function fixture(t: Test) {
   return { run, workspaceDir, start };
 }
 
-/** Reads the stream until `pred` holds of it (the pump flushes on its cadence). */
-async function until(id: string, pred: (text: string) => boolean): Promise<string> {
-  for (;;) {
-    const read = await readProcessOutput(db, id, 'stdout', 0, 1 << 22);
-    const text = read?.bytes.toString() ?? '';
-    if (pred(text)) return text;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 t.test('output while it runs, whole once it ended, the end after it', async (t) => {
-  const { start } = await fixture(t);
-  const started = await start('echo first; read go; seq 1 50000; echo oops >&2; exit 3');
+  const { run, workspaceDir } = await fixture(t);
+  let firstSeen!: () => void;
+  const sawFirst = new Promise<void>((resolve) => {
+    firstSeen = resolve;
+  });
+  const command = 'echo first; read go; seq 1 50000; echo oops >&2; exit 3';
+  const started = await supervisor.start(
+    { runId: run.id, ownerUserId: 'user-p', request: { command } },
+    (onOutput) =>
+      runner.startProcess({
+        workspaceDir,
+        command,
+        reuse: `key-${run.id}`,
+        onOutput: (stream, chunk) => {
+          onOutput(stream, chunk);
+          if (chunk.toString().includes('first')) firstSeen();
+        },
+      }),
+  );
   t.equal(started.kind, 'started');
   if (started.kind !== 'started') return;
   const id = started.process.id;
-  t.equal(await until(id, (s) => s.includes('first')), 'first\n', 'readable while it runs');
+  await sawFirst;
+  await supervisor.flush(id);
+  const soFar = await readProcessOutput(db, id, 'stdout', 0, 1 << 22);
+  t.equal(soFar?.bytes.toString(), 'first\n', 'readable while it runs');
   t.equal((await getProcess(db, id))?.status, 'running');
   supervisor.local(id)?.write(Buffer.from('go\n'));
   const ended = await started.ended;

@@ -115,6 +115,14 @@ export class ProcessSupervisor {
     return this.#running.get(processId)?.handle ?? null;
   }
 
+  /**
+   * Stores the output a process of this node has written so far (a reader that must see
+   * it, rather than wait a flush); resolves at once for a process not running here.
+   */
+  async flush(processId: string): Promise<void> {
+    await this.#running.get(processId)?.output.flush();
+  }
+
   /** How many processes run here. */
   get running(): number {
     return this.#running.size;
