@@ -21,7 +21,7 @@
  */
 
 import type { Queryable } from './db.js';
-import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
+import { bytesOrNull, date, dateOrNull, jsonColumn, textOrNull } from './rows.js';
 
 /** Where a process is: running, or how it ended. */
 export type ProcessStatus = 'running' | 'exited' | 'killed' | 'lost' | 'node_stopping';
@@ -87,10 +87,7 @@ function toProcess(r: Record<string, unknown>): ProcessRow {
     ownerUserId: String(r.owner_user_id),
     nodeId: String(r.node_id),
     callId: textOrNull(r.call_id),
-    request: (typeof r.request === 'string' ? JSON.parse(r.request) : (r.request ?? {})) as Record<
-      string,
-      unknown
-    >,
+    request: jsonColumn<Record<string, unknown>>(r.request ?? {}),
     status: r.status as ProcessStatus,
     exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
     signal: textOrNull(r.signal),
