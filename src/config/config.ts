@@ -278,6 +278,8 @@ export interface Config {
   readonly cleanupIntervalMs: number;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default 3600000 ms. */
   readonly uploadIdleMs: number;
+  /** Background processes: `MEMQL_PROCESS_MAX_PER_RUN`, `MEMQL_PROCESS_MAX_LIFETIME_MS`, `MEMQL_PROCESS_SYNC_MS`. */
+  readonly processes: ProcessConfig;
   /**
    * `MEMQL_WORKSPACE_MAX_BYTES` and `MEMQL_WORKSPACE_MAX_FILES`: what one workspace may
    * hold. Defaults 4 GiB and 250000 files.
@@ -304,4 +306,14 @@ export interface Config {
   readonly unknownVariables: string[];
   /** Non-fatal oddities (unknown names with a suggestion, a shadowed alias). Log them. */
   readonly warnings: ConfigWarning[];
+}
+
+/** Background process settings. */
+export interface ProcessConfig {
+  /** `MEMQL_PROCESS_MAX_PER_RUN`: most running at once per run. Default 8. */
+  readonly maxPerRun: number;
+  /** `MEMQL_PROCESS_MAX_LIFETIME_MS`: longest one runs. Default 86400000 ms. */
+  readonly maxLifetimeMs: number;
+  /** `MEMQL_PROCESS_SYNC_MS`: period of the sync of their files. Default 5000 ms. */
+  readonly syncMs: number;
 }

@@ -15,6 +15,7 @@ export type {
   MeshConfig,
   MeshTlsConfig,
   ObjectStoreConfig,
+  ProcessConfig,
   QueueConfig,
   RunnerConfig,
   RunnerKind,

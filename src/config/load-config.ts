@@ -161,6 +161,11 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     hydratedIdleTtlMs: r.required('MEMQL_HYDRATED_IDLE_TTL_MS', nonNegativeMs),
     cleanupIntervalMs: r.required('MEMQL_CLEANUP_INTERVAL_MS', positiveMs),
     uploadIdleMs: r.required('MEMQL_UPLOAD_IDLE_MS', positiveMs),
+    processes: {
+      maxPerRun: r.required('MEMQL_PROCESS_MAX_PER_RUN', positiveCount),
+      maxLifetimeMs: r.required('MEMQL_PROCESS_MAX_LIFETIME_MS', positiveMs),
+      syncMs: r.required('MEMQL_PROCESS_SYNC_MS', positiveMs),
+    },
     workspaceQuota: {
       maxBytes: r.required('MEMQL_WORKSPACE_MAX_BYTES', positiveBytes),
       maxFiles: r.required('MEMQL_WORKSPACE_MAX_FILES', positiveCount),

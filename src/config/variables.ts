@@ -241,6 +241,27 @@ export const CONFIG_VARIABLES = [
       "How long the staged bytes of an upload (`fs_write` in parts, `PUT /v1/runs/:runId/files`) are kept with no new part before the sweeper removes them. Staged bytes count against the workspace's `MEMQL_WORKSPACE_MAX_BYTES`, and go as soon as the upload completes, is refused or aborted, its run ends or is deleted, or the node restarts.",
   },
   {
+    name: 'MEMQL_PROCESS_MAX_PER_RUN',
+    default: '8',
+    type: 'positive integer',
+    description:
+      'Most background processes (`process_start`) one run may have running at once; one more is refused `process_limit` until one ends.',
+  },
+  {
+    name: 'MEMQL_PROCESS_MAX_LIFETIME_MS',
+    default: '86400000',
+    type: 'positive integer (ms)',
+    description:
+      'Longest a background process may run: past it the node ends it (`killed`, `SIGKILL`). Ending the run ends its processes sooner.',
+  },
+  {
+    name: 'MEMQL_PROCESS_SYNC_MS',
+    default: '5000',
+    type: 'positive integer (ms)',
+    description:
+      "How often the files a run's background processes write are synced to durable storage while one runs (and once more when each ends): what a lost replica's processes wrote since is not kept.",
+  },
+  {
     name: 'MEMQL_EXEC_TIMEOUT_MS',
     default: '120000',
     type: 'positive integer (ms)',

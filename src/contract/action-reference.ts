@@ -17,6 +17,13 @@ const PURPOSE: Record<ToolActionName, string> = {
   exec: 'run an allowlisted shell command in the sandbox, in the workspace',
   fetch: 'download an http(s) URL into a workspace file',
   promote_artifact: 'hand a workspace file to the user as an artifact',
+  process_start:
+    'start a background process that outlives the call; answers its `processId` at once',
+  process_list: "list the run's background processes, newest first",
+  process_output: "read a process's stdout or stderr from a byte offset",
+  process_write: "write to a running process's standard input, or close it",
+  process_signal: "send a signal to a running process's process group",
+  process_wait: 'wait, within a time limit, for a process to end',
 };
 
 function typeOf(schema: JsonSchema): string {

@@ -11,71 +11,48 @@
  */
 
 import { z } from 'zod';
+import {
+  commandEnv,
+  commandLine,
+  DEFAULT_LIST_LIMIT,
+  encoding,
+  MAX_ARTIFACT_NAME_CHARS,
+  MAX_EXPECTED_OUTPUTS,
+  MAX_LIST_LIMIT,
+  MAX_PAYLOAD_CHARS,
+  MAX_UPLOAD_BYTES,
+  MAX_URL_CHARS,
+  timeoutMs,
+  UPLOAD_ID_PATTERN,
+  workspacePath,
+} from './arg-fields.js';
+import {
+  processListArgsSchema,
+  processOutputArgsSchema,
+  processSignalArgsSchema,
+  processStartArgsSchema,
+  processWaitArgsSchema,
+  processWriteArgsSchema,
+} from './process-actions.js';
 
-/** Longest accepted workspace-relative path, in UTF-16 code units (Linux PATH_MAX). */
-export const MAX_PATH_CHARS = 4096;
-/**
- * Hard ceiling on `fs_write` content and `exec` stdin, in UTF-16 code units. Over it
- * the envelope fails with `payload_too_large`; the workbench may enforce a lower,
- * configured limit with the same code.
- */
-export const MAX_PAYLOAD_CHARS = 32 * 1024 * 1024;
-/**
- * The largest workspace file `fs_write` makes (appends included), bytes: files written
- * through the API are at most this; larger ones are made by commands or `fetch`.
- */
-export const MAX_FILE_WRITE_BYTES = 32 * 1024 * 1024;
-/**
- * The largest file an upload (`fs_write` in parts, see {@link fsWriteArgsSchema}'s
- * `upload`) makes, bytes: 4 GiB. The workspace's quota may hold it lower.
- */
-export const MAX_UPLOAD_BYTES = 4 * 1024 * 1024 * 1024;
-/** Pattern of an upload id: chosen by the caller, 8 to 64 letters, digits, `_` or `-`. */
-export const UPLOAD_ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
-/** Longest accepted `exec` command string (64 KiB), in UTF-16 code units. */
-export const MAX_COMMAND_CHARS = 64 * 1024;
-/** Longest accepted timeout for `exec` and `fetch`: one hour, in milliseconds. */
-export const MAX_TIMEOUT_MS = 3_600_000;
-/** Most environment variables one `exec` may set. */
-export const MAX_ENV_ENTRIES = 256;
-/** Longest value of one `exec` environment variable, in UTF-16 code units. */
-export const MAX_ENV_VALUE_CHARS = 32 * 1024;
-/** Longest accepted `fetch` URL, in characters. */
-export const MAX_URL_CHARS = 8192;
-/** Most entries one `fs_list` may return. */
-export const MAX_LIST_LIMIT = 10_000;
-/** Entries `fs_list` returns when `limit` is omitted. */
-export const DEFAULT_LIST_LIMIT = 1000;
-/** Longest artifact name, in characters (a common file name limit). */
-export const MAX_ARTIFACT_NAME_CHARS = 255;
-/** Most expected outputs one `exec` may name. */
-export const MAX_EXPECTED_OUTPUTS = 32;
-
-/**
- * Arg fields whose size is the caller's payload rather than a shape mistake: when one
- * of these is over its bound the envelope answers `payload_too_large`, not
- * `invalid_arguments`, so a tool loop can tell "split the write" from "fix the call".
- */
-export const PAYLOAD_ARG_FIELDS: ReadonlySet<string> = new Set(['content', 'stdin']);
-
-/** Pattern of an environment variable name accepted by `exec`. */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const workspacePath = () =>
-  z
-    .string()
-    .min(1)
-    .max(MAX_PATH_CHARS)
-    .describe('Path relative to the workspace root; absolute paths and ".." are rejected.');
-
-const encoding = () =>
-  z
-    .enum(['utf8', 'base64'])
-    .default('utf8')
-    .describe('How the content string is encoded: "utf8" text or "base64" bytes.');
-
-const timeoutMs = () =>
-  z.int().positive().max(MAX_TIMEOUT_MS).describe('Time limit in milliseconds.').optional();
+export {
+  DEFAULT_LIST_LIMIT,
+  ENV_NAME_PATTERN,
+  MAX_ARTIFACT_NAME_CHARS,
+  MAX_COMMAND_CHARS,
+  MAX_ENV_ENTRIES,
+  MAX_ENV_VALUE_CHARS,
+  MAX_EXPECTED_OUTPUTS,
+  MAX_FILE_WRITE_BYTES,
+  MAX_LIST_LIMIT,
+  MAX_PATH_CHARS,
+  MAX_PAYLOAD_CHARS,
+  MAX_TIMEOUT_MS,
+  MAX_UPLOAD_BYTES,
+  MAX_URL_CHARS,
+  PAYLOAD_ARG_FIELDS,
+  UPLOAD_ID_PATTERN,
+} from './arg-fields.js';
 
 /** `fs_write`: create or replace (or append to) a file in the workspace. */
 export const fsWriteArgsSchema = z.strictObject({
@@ -235,29 +212,14 @@ export type ExpectedOutput = z.output<typeof expectedOutputSchema>;
 /** `exec`: run a shell command in the sandbox, inside the workspace. */
 export const execArgsSchema = z.strictObject({
   /** The command line, run by `/bin/sh -c` after the allowlist check. */
-  command: z
-    .string()
-    .min(1)
-    .max(MAX_COMMAND_CHARS)
-    .describe('Shell command line; every binary in it must be on the allowlist.'),
+  command: commandLine(),
   /** Time limit; the node's configured default applies when omitted. */
   timeoutMs: timeoutMs(),
   /**
    * Extra environment variables. Names are restricted to portable identifiers so a
    * name cannot smuggle `=` or shell syntax; the node's own secrets are never passed.
    */
-  env: z
-    .record(
-      z
-        .string()
-        .regex(ENV_NAME_PATTERN, { error: 'expected a name matching [A-Za-z_][A-Za-z0-9_]*' }),
-      z.string().max(MAX_ENV_VALUE_CHARS),
-    )
-    .refine((env) => Object.keys(env).length <= MAX_ENV_ENTRIES, {
-      error: `at most ${MAX_ENV_ENTRIES} variables`,
-    })
-    .describe('Extra environment variables for the command.')
-    .optional(),
+  env: commandEnv().describe('Extra environment variables for the command.').optional(),
   /** Text fed to the command's standard input. */
   stdin: z.string().max(MAX_PAYLOAD_CHARS).describe('Standard input for the command.').optional(),
   /** Workspace-relative working directory; the workspace root when omitted. */
@@ -384,6 +346,12 @@ export const ACTION_NAMES = [
   'exec',
   'fetch',
   'promote_artifact',
+  'process_start',
+  'process_list',
+  'process_output',
+  'process_write',
+  'process_signal',
+  'process_wait',
   'build',
 ] as const;
 
@@ -416,6 +384,12 @@ export const ACTION_SCHEMAS = {
   exec: execArgsSchema,
   fetch: fetchArgsSchema,
   promote_artifact: promoteArtifactArgsSchema,
+  process_start: processStartArgsSchema,
+  process_list: processListArgsSchema,
+  process_output: processOutputArgsSchema,
+  process_write: processWriteArgsSchema,
+  process_signal: processSignalArgsSchema,
+  process_wait: processWaitArgsSchema,
   build: buildArgsSchema,
 } as const satisfies Record<ActionName, z.ZodType>;
 
@@ -435,6 +409,7 @@ const MUTATING_ACTIONS: ReadonlySet<ActionName> = new Set([
   'fs_delete',
   'exec',
   'fetch',
+  'process_start',
 ]);
 
 /**

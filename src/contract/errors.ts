@@ -168,6 +168,26 @@ export const ERROR_CODES = {
       'The node running the command was shutting down and cut it off at the end of its grace period; files it wrote until then are kept. Run it again.',
     category: 'dependency',
   },
+  process_not_found: {
+    meaning:
+      'No background process with that id belongs to this run; process_list names the ones it has.',
+    category: 'caller',
+  },
+  process_not_running: {
+    meaning:
+      'The background process has ended, so it takes no input or signal; its output stays readable with process_output.',
+    category: 'caller',
+  },
+  process_limit: {
+    meaning:
+      'The run has as many background processes running as its node allows (MEMQL_PROCESS_MAX_PER_RUN); end one with process_signal, or wait for one to end, then start again.',
+    category: 'policy',
+  },
+  process_lost: {
+    meaning:
+      'The replica running the background process was lost; its output is kept up to its last flush and its files up to their last sync. Processes are not migrated: start it again.',
+    category: 'dependency',
+  },
   unavailable: {
     meaning:
       'A dependency of the workbench (database, object store) failed or is unreachable; retrying may succeed.',

@@ -64,6 +64,7 @@ export {
   parseIpAddress,
 } from './ip-address.js';
 export * from './node-stopping.js';
+export * from './process-actions.js';
 export * from './result.js';
 export * from './run-id.js';
 export * from './run-network.js';

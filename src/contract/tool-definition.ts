@@ -48,6 +48,14 @@ const ACTION_DESCRIPTIONS: Record<ToolActionName, string> = {
     EXEC_PROGRAMS_SUMMARY,
   fetch: 'Download an http(s) URL into a workspace file.',
   promote_artifact: 'Hand a workspace file to the user as a downloadable artifact.',
+  process_start:
+    'Start a background process (a server, a watcher, a long build) that outlives this call; answers at once with its processId. Same allowlist as exec.',
+  process_list: "List the run's background processes, newest first.",
+  process_output:
+    "Read a process's stdout or stderr from a byte offset (0, then the answer's next); complete: true once it ended and all was read.",
+  process_write: "Write text to a running process's standard input; eof: true closes it.",
+  process_signal: "Send a signal (default SIGTERM) to a running process's process group.",
+  process_wait: 'Wait up to timeoutMs for a process to end; the answer says whether it has.',
 };
 
 const TOOL_DESCRIPTION =

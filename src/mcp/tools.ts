@@ -37,6 +37,17 @@ const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
   fetch: 'Download an http(s) URL into a file of the run workspace.',
   promote_artifact:
     'Hand a workspace file to the user as a downloadable artifact (listed as an MCP resource).',
+  process_start:
+    'Start a background process in the run workspace (a dev server, a watcher, a long build or training) that outlives this call: it answers at once with a processId. Same allowlist and sandbox as exec. Read its output with process_output, stop it with process_signal.',
+  process_list: "List the run's background processes, newest first, with their status.",
+  process_output:
+    "Read a background process's stdout or stderr from a byte offset: start at 0, then pass the answer's next. complete: true once it ended and everything was read.",
+  process_write:
+    "Write text to a running background process's standard input; eof: true closes it.",
+  process_signal:
+    "Send a signal (default SIGTERM) to a running background process's process group.",
+  process_wait:
+    'Wait up to timeoutMs for a background process to end; the answer gives its status either way.',
 };
 
 /** The tools that are not workbench actions. */
@@ -118,7 +129,13 @@ const SET_RUN_NETWORK_DESCRIPTION =
   'hosts refused and what the ceiling allows; for anything beyond it, tell the user what you need.';
 
 /** Whether an action only reads the workspace. */
-const READ_ONLY: ReadonlySet<ToolActionName> = new Set(['fs_read', 'fs_list']);
+const READ_ONLY: ReadonlySet<ToolActionName> = new Set([
+  'fs_read',
+  'fs_list',
+  'process_list',
+  'process_output',
+  'process_wait',
+]);
 
 /** The input schema of an action tool: the action's arguments, `runId` and `environment`. */
 export function actionToolInputSchema(action: ToolActionName): JsonSchema & { type: 'object' } {

@@ -288,18 +288,23 @@ export async function endProcess(
 }
 
 /**
- * Moves every running process of `nodeId` to `lost`, with their events: the node's
- * process that ran them is gone (it started again, or it was found gone). Returns them.
+ * Moves every running process of `nodeId` (of run `runId` only, when given) to `lost`,
+ * with their events: the node's process that ran them is gone (it started again, or
+ * another node took its workspace over as lost). Returns them.
  */
-export async function loseProcesses(q: Queryable, nodeId: string): Promise<ProcessRow[]> {
+export async function loseProcesses(
+  q: Queryable,
+  nodeId: string,
+  runId?: string,
+): Promise<ProcessRow[]> {
   const rows = await q.query(
     `with lost as (
        update workspace_process set status = 'lost', ended_at = now()
-       where node_id = $1 and status = 'running'
+       where node_id = $1 and status = 'running' and ($2::text is null or run_id = $2::text)
        returning ${COLUMNS}
      ), events as (${processEventsInsert('lost', `'workspace_process.lost'`)})
      select ${COLUMNS} from lost`,
-    [nodeId],
+    [nodeId, runId ?? null],
   );
   return rows.map(toProcess);
 }

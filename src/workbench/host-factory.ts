@@ -125,6 +125,7 @@ export async function createWorkbenchHost(
     idleTtlMs: config.hydratedIdleTtlMs,
     cleanupIntervalMs: config.cleanupIntervalMs,
     uploadIdleMs: config.uploadIdleMs,
+    processes: config.processes,
     exec: {
       checker,
       runner,

@@ -47,6 +47,12 @@ import {
   WorkspaceAccess,
   WorkspaceHandoff,
 } from './lifecycle/index.js';
+import {
+  DEFAULT_PROCESS_SETTINGS,
+  isProcessEnvelope,
+  ProcessCalls,
+  type ProcessSettings,
+} from './process-calls.js';
 import { evictUnheld, type RunRelease, type RunReleaseDeps, releaseRun } from './run-release.js';
 import { WarmCache, type WorkspaceQuota, type WorkspaceSyncDeps } from './sync/index.js';
 import { ToolchainWatch } from './toolchain-probe.js';
@@ -118,6 +124,8 @@ export interface WorkbenchHostDeps {
    * workspace). Default the OS temp dir.
    */
   probeDir?: string;
+  /** Background processes (`MEMQL_PROCESS_*`). Default {@link DEFAULT_PROCESS_SETTINGS}. */
+  processes?: ProcessSettings;
   log: Logger;
 }
 
@@ -178,7 +186,10 @@ export class WorkbenchHost {
   /** When this host was made: upload stages older than this are an earlier process's. */
   private readonly madeAtMs = Date.now();
   private leftoverStages: Promise<void> | null = null;
+  private leftoverProcesses: Promise<void> | null = null;
   private readonly release: RunReleaseDeps;
+  /** The run's background processes on this node. */
+  readonly processes: ProcessCalls;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
@@ -236,10 +247,22 @@ export class WorkbenchHost {
       ...(deps.egress ? { egress: deps.egress } : {}),
       log: deps.log,
     };
+    this.processes = new ProcessCalls({
+      db: deps.db,
+      nodeId: deps.nodeId,
+      exec: deps.exec,
+      access: this.access,
+      warm: this.warm,
+      settings: deps.processes ?? DEFAULT_PROCESS_SETTINGS,
+      log: deps.log,
+    });
     this.handoff = new WorkspaceHandoff({
       db: deps.db,
       nodeId: deps.nodeId,
-      idle: (runId) => this.queue.idleFor(runId) && !this.locks.busy(runId),
+      idle: (runId) =>
+        this.queue.idleFor(runId) &&
+        !this.locks.busy(runId) &&
+        this.processes.supervisor.liveIn(runId) === 0,
       handOff: (runId) => this.access.handOff(runId),
       log: deps.log,
     });
@@ -284,6 +307,18 @@ export class WorkbenchHost {
   start(): void {
     if (this.queue.lifecycle === 'new') this.queue.start();
     void this.toolchainWatch.settled();
+    // Nothing an earlier process of this node ran runs any more.
+    this.leftoverProcesses ??= this.processes.supervisor.loseLeftovers().then(
+      (lost) => {
+        if (lost.length > 0) {
+          this.deps.log.info(
+            { lost: lost.length },
+            'processes of an earlier process of this node lost',
+          );
+        }
+      },
+      (err: unknown) => this.deps.log.warn({ err }, 'leftover processes could not be marked lost'),
+    );
     this.leftoverStages ??= removeStagesBefore(this.deps.workbenchRoot, this.madeAtMs).then(
       (swept) => {
         if (swept.removed > 0) {
@@ -346,12 +381,21 @@ export class WorkbenchHost {
    */
   async stop(graceMs = 10_000): Promise<void> {
     await this.drain();
+    // Background processes get the grace too (SIGTERM now, SIGKILL after it), then end
+    // `node_stopping` with their files synced, before the workspaces are handed off.
+    const processesEnded = this.processes.supervisor.endAll(graceMs);
     await this.toolchainWatch.stop();
     await this.stopSweeper?.();
     this.stopSweeper = null;
     // Every workspace is handed off while this node still counts as live: a node seen
     // stopped with a workspace would be taken over as lost instead.
-    await this.queue.stop({ graceMs, beforeRetire: () => this.handoff.finish() });
+    await this.queue.stop({
+      graceMs,
+      beforeRetire: async () => {
+        await processesEnded;
+        await this.handoff.finish();
+      },
+    });
     // No command runs any more: the warm sandboxes go too.
     const selection = this.deps.exec.runner;
     if ('runner' in selection) await selection.runner.close?.();
@@ -398,8 +442,19 @@ export class WorkbenchHost {
       }
     };
     const run = () => answer(async () => okResult(await this.run(envelope, options)));
-    // A command's key is recorded with its command; a file action's here.
+    // A command's key is recorded with its command, a process's with its process; a file
+    // action's here.
     if (envelope.action === 'exec' || envelope.action === 'build') return run();
+    if (isProcessEnvelope(envelope)) {
+      return answer(async () => {
+        if (envelope.action === 'process_start') {
+          if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
+          this.start();
+          await this.leftoverProcesses;
+        }
+        return okResult(await this.processes.handle(envelope, options.signal));
+      });
+    }
     return answer(() => this.callKeys.run(envelope, run));
   }
 

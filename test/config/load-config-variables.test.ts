@@ -314,6 +314,27 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '-5', '1h'],
   },
   {
+    name: 'MEMQL_PROCESS_MAX_PER_RUN',
+    pick: (c) => c.processes.maxPerRun,
+    valid: [
+      ['1', 1],
+      ['64', 64],
+    ],
+    invalid: ['0', '-1', 'many'],
+  },
+  {
+    name: 'MEMQL_PROCESS_MAX_LIFETIME_MS',
+    pick: (c) => c.processes.maxLifetimeMs,
+    valid: [['60000', 60000]],
+    invalid: ['0', '1d'],
+  },
+  {
+    name: 'MEMQL_PROCESS_SYNC_MS',
+    pick: (c) => c.processes.syncMs,
+    valid: [['250', 250]],
+    invalid: ['0', 'often'],
+  },
+  {
     name: 'MEMQL_EXEC_TIMEOUT_MS',
     pick: (c) => c.exec.defaultTimeoutMs,
     valid: [

@@ -30,6 +30,8 @@ function problemFields(result: Exclude<EnvelopeParseResult, { ok: true }>): stri
   return payload.problems.map((p) => p.field);
 }
 
+const PROC = 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e';
+
 t.test('a valid call of every action parses, defaults applied', async (t) => {
   const cases: {
     action: string;
@@ -114,6 +116,32 @@ t.test('a valid call of every action parses, defaults applied', async (t) => {
         name: 'Report.md',
         contentType: 'text/markdown; charset=utf-8',
       },
+    },
+    {
+      action: 'process_start',
+      args: { command: 'python3 -m http.server', cwd: 'site', env: { PORT: '8000' } },
+      expected: { command: 'python3 -m http.server', cwd: 'site', env: { PORT: '8000' } },
+    },
+    { action: 'process_list', args: {}, expected: { running: false, limit: 50 } },
+    {
+      action: 'process_output',
+      args: { processId: PROC },
+      expected: { processId: PROC, stream: 'stdout', offset: 0, maxBytes: 65536, encoding: 'utf8' },
+    },
+    {
+      action: 'process_write',
+      args: { processId: PROC, stdin: 'x' },
+      expected: { processId: PROC, stdin: 'x', eof: false },
+    },
+    {
+      action: 'process_signal',
+      args: { processId: PROC },
+      expected: { processId: PROC, signal: 'SIGTERM' },
+    },
+    {
+      action: 'process_wait',
+      args: { processId: PROC, timeoutMs: 0 },
+      expected: { processId: PROC, timeoutMs: 0 },
     },
     { action: 'build', args: {}, expected: {} },
     {
@@ -448,4 +476,25 @@ t.test('the input is not modified', async (t) => {
   const input = { ...BASE, action: 'fs_list', args: {} };
   mustParse(input);
   t.strictSame(input.args, {});
+});
+
+t.test('process actions refuse what cannot name a process or say nothing', async (t) => {
+  const bad = (action: string, args: unknown) => mustFail({ ...BASE, action, args });
+  t.match(bad('process_write', { processId: PROC }), {
+    errorCode: 'invalid_arguments',
+    message: /stdin, eof: true, or both/,
+  });
+  t.match(bad('process_output', { processId: 'proc-1' }), {
+    errorCode: 'invalid_arguments',
+    message: /processId from process_start or process_list/,
+  });
+  t.match(bad('process_signal', { processId: PROC, signal: 'SIGSEGV' }), {
+    errorCode: 'invalid_arguments',
+  });
+  t.match(bad('process_wait', { processId: PROC, timeoutMs: 600_001 }), {
+    errorCode: 'invalid_arguments',
+  });
+  t.match(bad('process_write', { processId: PROC, stdin: 'x'.repeat(32 * 1024 * 1024 + 1) }), {
+    errorCode: 'payload_too_large',
+  });
 });

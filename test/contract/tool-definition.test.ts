@@ -45,6 +45,18 @@ const FULL: Record<ToolActionName, Record<string, unknown>> = {
   },
   fetch: { url: 'https://e.com', path: 'a', maxBytes: 10, timeoutMs: 1000 },
   promote_artifact: { path: 'a/b.md', name: 'b.md', contentType: 'text/markdown' },
+  process_start: { command: 'python3 -m http.server', cwd: 'site', env: { PORT: '8000' } },
+  process_list: { running: true, limit: 10 },
+  process_output: {
+    processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
+    stream: 'stderr',
+    offset: 10,
+    maxBytes: 100,
+    encoding: 'base64',
+  },
+  process_write: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', stdin: 'x', eof: true },
+  process_signal: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', signal: 'SIGINT' },
+  process_wait: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', timeoutMs: 0 },
 };
 
 t.test('the definition is JSON with an object at the top', async (t) => {
@@ -72,6 +84,12 @@ t.test('every action but build is offered', async (t) => {
     'exec',
     'fetch',
     'promote_artifact',
+    'process_start',
+    'process_list',
+    'process_output',
+    'process_write',
+    'process_signal',
+    'process_wait',
   ]);
   t.notOk(offered?.includes('build'));
   const titles = params.properties?.args?.anyOf?.map((branch) => branch.title);
@@ -146,5 +164,5 @@ t.test('each call returns a fresh definition', async (t) => {
 
 t.test('mutating actions', async (t) => {
   const mutating = TOOL_ACTION_NAMES.filter((a) => isMutatingAction(a));
-  t.strictSame(mutating, ['fs_write', 'fs_delete', 'exec', 'fetch']);
+  t.strictSame(mutating, ['fs_write', 'fs_delete', 'exec', 'fetch', 'process_start']);
 });

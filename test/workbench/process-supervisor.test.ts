@@ -157,3 +157,61 @@ t.test("an earlier process of the node's leftovers are lost", async (t) => {
     [['proc-left', 'lost']],
   );
 });
+
+t.test(
+  'the lifetime kills; the stop gives the grace, then node_stopping; files synced',
+  async (t) => {
+    const synced: string[] = [];
+    const node = new ProcessSupervisor({
+      db,
+      nodeId: 'node-c',
+      maxLivePerRun: 4,
+      flushMs: 20,
+      maxLifetimeMs: 300,
+      sync: async (runId) => {
+        synced.push(runId);
+      },
+      syncMs: 50,
+      log,
+    });
+    const { run, workspaceDir } = await fixture(t);
+    const start = (command: string) =>
+      node.start({ runId: run.id, ownerUserId: 'user-p', request: { command } }, (onOutput) =>
+        runner.startProcess({ workspaceDir, command, reuse: `key-${run.id}`, onOutput }),
+      );
+    const old = await start('sleep 600');
+    if (old.kind !== 'started') throw new Error('not started');
+    t.equal(node.liveIn(run.id), 1);
+    t.match(await old.ended, { status: 'killed', signal: 'SIGKILL' }, 'past its lifetime');
+    t.ok(synced.includes(run.id), 'its files were synced before its end was recorded');
+    t.equal(node.liveIn(run.id), 0);
+
+    // A process that exits on SIGTERM within the grace, and one that ignores it.
+    const polite = await start('sleep 600');
+    // (`exec`: the shell gives way to python, which leads the process group itself.)
+    const stubborn = await start(
+      `exec python3 -c 'import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print("x", flush=True); time.sleep(600)'`,
+    );
+    if (polite.kind !== 'started' || stubborn.kind !== 'started') throw new Error('not started');
+    // The stubborn one must have set its handler before the stop signals it.
+    for (;;) {
+      await node.flush(stubborn.process.id);
+      const out = await readProcessOutput(db, stubborn.process.id, 'stdout', 0, 10);
+      if (out?.bytes.toString() === 'x\n') break;
+      await Promise.race([stubborn.ended, new Promise((r) => setTimeout(r, 20))]);
+    }
+    await node.endAll(100);
+    t.match(await polite.ended, { status: 'node_stopping', signal: 'SIGTERM' });
+    t.match(
+      await stubborn.ended,
+      { status: 'node_stopping', signal: 'SIGKILL' },
+      'killed after the grace',
+    );
+    const events = await listAuditEvents(db, { runId: run.id });
+    t.same(
+      events.filter((e) => e.eventType === 'workspace_process.killed').length,
+      3,
+      'every end is a killed event',
+    );
+  },
+);

@@ -14,6 +14,7 @@ export {
   type ExecPayload,
   execPayload,
   prepareExec,
+  requireRunner,
   runInSandbox,
 } from './exec.js';
 export { type PromotedOutputs, storeExpectedOutputs } from './expected-outputs.js';

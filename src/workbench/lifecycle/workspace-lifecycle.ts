@@ -8,6 +8,7 @@ import {
   type GoneEvidence,
   getLiveWorkspace,
   insertAuditEvent,
+  loseProcesses,
   type NodeLiveness,
   nodeLiveness,
   provisionWorkspace,
@@ -132,6 +133,10 @@ async function applyDecision(
       }
       case 'takeover': {
         await releaseLiveWorkspace(tx, run.id, 'node_lost');
+        // Processes are not migrated: what the lost holder ran of this run ends with it.
+        if (decision.previous.nodeId !== null) {
+          await loseProcesses(tx, decision.previous.nodeId, run.id);
+        }
         const ws = await provisionWorkspace(tx, mine);
         await insertAuditEvent(tx, {
           eventType: 'workspace.taken_over',

@@ -33,6 +33,17 @@ export interface ProcessSupervisorOptions {
   readonly maxLivePerRun: number;
   /** How often output reaches the store at the latest, ms (default 200). */
   readonly flushMs?: number;
+  /** Longest a process runs before it is killed (`SIGKILL`), ms. Default: no limit. */
+  readonly maxLifetimeMs?: number;
+  /**
+   * Syncs a run's files to durable storage: every `syncMs` for each run with a process
+   * running here, and once a process has ended and its output is stored, before its end
+   * is recorded (so an end that is seen has its files kept). A failure is logged; the
+   * end is recorded anyway.
+   */
+  readonly sync?: (runId: string) => Promise<void>;
+  /** Period of the sync while processes run, ms. Default 5000. */
+  readonly syncMs?: number;
   readonly log: Logger;
 }
 
@@ -54,8 +65,11 @@ export type SupervisedStart =
   | Exclude<ProcessStart, { kind: 'started' }>;
 
 interface Running {
+  readonly runId: string;
   readonly handle: SessionProcess;
   readonly output: ProcessOutput;
+  /** Resolves once its end is recorded. */
+  ended?: Promise<ProcessRow | null>;
 }
 
 /** See the module comment. */
@@ -63,6 +77,7 @@ export class ProcessSupervisor {
   readonly #o: ProcessSupervisorOptions;
   readonly #running = new Map<string, Running>();
   #stopping = false;
+  #syncTimer: NodeJS.Timeout | null = null;
 
   constructor(options: ProcessSupervisorOptions) {
     this.#o = options;
@@ -105,9 +120,62 @@ export class ProcessSupervisor {
       await endProcess(db, id, nodeId, { status: 'killed' }).catch(() => null);
       throw err;
     }
-    this.#running.set(id, { handle, output });
-    const ended = handle.ended.then((exit) => this.#record(id, output, exit));
+    const running: Running = { runId: request.runId, handle, output };
+    this.#running.set(id, running);
+    const lifetime =
+      this.#o.maxLifetimeMs === undefined
+        ? null
+        : setTimeout(() => {
+            log.info({ processId: id, runId: request.runId }, 'process ran its maximum lifetime');
+            handle.signal('SIGKILL');
+          }, this.#o.maxLifetimeMs);
+    lifetime?.unref();
+    const ended = handle.ended.then((exit) => {
+      if (lifetime) clearTimeout(lifetime);
+      return this.#record(id, request.runId, output, exit);
+    });
+    running.ended = ended;
+    this.#scheduleSync();
     return { ...recorded, ended };
+  }
+
+  /** Resolves with the row once the end of a process of this node is recorded; null when not here. */
+  endOf(processId: string): Promise<ProcessRow | null> | null {
+    return this.#running.get(processId)?.ended ?? null;
+  }
+
+  /** How many processes of `runId` run here. */
+  liveIn(runId: string): number {
+    let n = 0;
+    for (const r of this.#running.values()) if (r.runId === runId) n += 1;
+    return n;
+  }
+
+  /** The runs that have a process running here. */
+  runs(): Set<string> {
+    return new Set([...this.#running.values()].map((r) => r.runId));
+  }
+
+  /**
+   * Ends every process of this node for its stop: `SIGTERM` to each, `SIGKILL` to what
+   * is left after `graceMs`; resolves once every end is recorded (`node_stopping`).
+   */
+  async endAll(graceMs: number): Promise<void> {
+    this.stopping();
+    const all = [...this.#running.values()];
+    if (all.length === 0) return;
+    for (const r of all) r.handle.signal('SIGTERM');
+    const ends = Promise.all(all.map((r) => r.ended));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((resolve) => {
+      timer = setTimeout(() => resolve('grace'), graceMs);
+    });
+    const first = await Promise.race([ends, graceOver]);
+    clearTimeout(timer);
+    if (first === 'grace') {
+      for (const r of this.#running.values()) r.handle.signal('SIGKILL');
+      await ends;
+    }
   }
 
   /** The process's sandbox handle, when it runs on this node. */
@@ -138,14 +206,44 @@ export class ProcessSupervisor {
     return loseProcesses(this.#o.db, this.#o.nodeId);
   }
 
-  async #record(id: string, output: ProcessOutput, exit: ProcessExit): Promise<ProcessRow | null> {
+  /** Syncs `runId`'s files, logging a failure (the next sync tries again). */
+  async #sync(runId: string): Promise<void> {
+    await this.#o.sync?.(runId).catch((err: unknown) => {
+      this.#o.log.warn(
+        { err, runId },
+        "a run's files written by its processes could not be synced",
+      );
+    });
+  }
+
+  /** Keeps a sync of every run with a process here every `syncMs` while any runs. */
+  #scheduleSync(): void {
+    if (this.#o.sync === undefined || this.#syncTimer !== null) return;
+    this.#syncTimer = setTimeout(async () => {
+      for (const runId of this.runs()) await this.#sync(runId);
+      this.#syncTimer = null;
+      if (this.#running.size > 0) this.#scheduleSync();
+    }, this.#o.syncMs ?? 5000);
+    this.#syncTimer.unref();
+  }
+
+  async #record(
+    id: string,
+    runId: string,
+    output: ProcessOutput,
+    exit: ProcessExit,
+  ): Promise<ProcessRow | null> {
     await output.close();
+    await this.#sync(runId);
     this.#running.delete(id);
-    const outcome = exit.lost
-      ? { status: this.#stopping ? ('node_stopping' as const) : ('killed' as const) }
-      : exit.signal !== null
-        ? { status: 'killed' as const, signal: exit.signal }
-        : { status: 'exited' as const, exitCode: exit.exitCode };
+    // During the node's stop every end is the stop's: the process had its grace.
+    const outcome = this.#stopping
+      ? { status: 'node_stopping' as const, exitCode: exit.exitCode, signal: exit.signal }
+      : exit.lost
+        ? { status: 'killed' as const }
+        : exit.signal !== null
+          ? { status: 'killed' as const, signal: exit.signal }
+          : { status: 'exited' as const, exitCode: exit.exitCode };
     for (let attempt = 0; ; attempt++) {
       try {
         return await endProcess(this.#o.db, id, this.#o.nodeId, outcome);

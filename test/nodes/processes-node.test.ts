@@ -1,0 +1,281 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import t from 'tap';
+import { type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+/**
+ * Background processes end to end, on a real local node (its own process, Postgres, the
+ * bwrap sandbox) through real HTTP: a server started with `process_start` answers a
+ * bounded `exec`'s curl over the sandbox's loopback; output is read from an offset
+ * while the process runs and after it ended, and stdin and signals reach it; a file it
+ * writes is read by a file action while it runs and kept once it ends; the run's cap
+ * refuses one process too many (`process_limit`); a `callId` gives the same process
+ * again, and another call under it is refused; a process id of another run is
+ * `process_not_found`; the run's end kills its processes; and a node SIGKILLed under a
+ * running process finds it `lost` when it starts again, its output kept to the last
+ * flush and its files to the last sync.
+ */
+
+t.setTimeout(600_000);
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+t.teardown(() => sql.end({ timeout: 1 }));
+const cwd = await mkdtemp(join(tmpdir(), 'memql-processes-node-'));
+t.teardown(() => rm(cwd, { recursive: true, force: true }));
+await chmod(cwd, 0o755);
+
+const ENV = {
+  MEMQL_DATABASE_URL: database.url,
+  MEMQL_DATA_DIR: join(cwd, 'data'),
+  MEMQL_NODE_ID: 'local-proc',
+  MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+  MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+  MEMQL_LOG_FORMAT: 'json',
+  MEMQL_LOG_LEVEL: 'debug',
+  MEMQL_PROCESS_MAX_PER_RUN: '3',
+  MEMQL_PROCESS_SYNC_MS: '200',
+};
+
+interface Node {
+  proc: NodeProcess;
+  url: string;
+  token: string;
+}
+
+async function startNode(): Promise<Node> {
+  const proc = spawnNode(t, 'local', nodeMain('local'), ENV);
+  t.teardown(async () => {
+    if (proc.alive) await proc.stop('SIGINT');
+  });
+  const banner = await proc.waitFor(
+    () => (proc.other.some((l) => l.startsWith('ready.')) ? proc.other.join('\n') : undefined),
+    'the ready banner',
+    120_000,
+  );
+  return {
+    proc,
+    url: /API: +(http:\/\/\S+?)\/v1/.exec(banner)![1]!,
+    token: /token: +(\S+)/.exec(banner)![1]!,
+  };
+}
+
+let node = await startNode();
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field
+type Json = any;
+
+async function json(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${node.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${node.token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+/** One call through the dispatch route; its whole answer. */
+async function call(runId: string, action: string, args: object, extra: object = {}) {
+  return (
+    await json('POST', '/v1/dispatch', {
+      action,
+      args,
+      runId,
+      agentId: 'agent',
+      taskId: 'task',
+      ...extra,
+    })
+  ).body as Json;
+}
+
+/** The payload of a call that must succeed. */
+async function ok(runId: string, action: string, args: object, extra: object = {}) {
+  const answer = await call(runId, action, args, extra);
+  if (!answer.ok) throw new Error(`${action} failed: ${answer.errorCode}: ${answer.message}`);
+  return answer.payload as Json;
+}
+
+async function newRun(): Promise<string> {
+  const made = await json('POST', '/v1/runs', {});
+  if (made.status !== 201) throw new Error(JSON.stringify(made.body));
+  return made.body.run.id as string;
+}
+
+/** Reads a stream until `until` holds for all of it read so far (waits between reads on the process). */
+async function readUntil(
+  runId: string,
+  processId: string,
+  until: (text: string, last: Json) => boolean,
+  stream = 'stdout',
+): Promise<{ text: string; last: Json }> {
+  let text = '';
+  let offset = 0;
+  for (;;) {
+    const last = await ok(runId, 'process_output', { processId, stream, offset });
+    text += last.data;
+    offset = last.next;
+    if (until(text, last)) return { text, last };
+    if (last.complete) throw new Error(`the stream ended without the condition: ${text}`);
+    // Nothing new yet: let the process go on (a short wait on it, not a sleep).
+    await ok(runId, 'process_wait', { processId, timeoutMs: 50 });
+  }
+}
+
+const PORT = 18_765;
+
+t.test('a server in the background answers a second exec over loopback', async (t) => {
+  const runId = await newRun();
+  await ok(runId, 'fs_write', { path: 'site/hello.txt', content: 'hello from the workspace\n' });
+  const started = await ok(runId, 'process_start', {
+    command: `python3 -u -m http.server ${PORT} --bind 127.0.0.1`,
+    cwd: 'site',
+  });
+  t.match(started, { status: 'running', command: /http\.server/, cwd: 'site', replayed: false });
+  t.match(started.processId, /^proc-/);
+  await readUntil(runId, started.processId, (text) => text.includes('Serving HTTP'));
+  const got = await ok(runId, 'exec', { command: `curl -s http://127.0.0.1:${PORT}/hello.txt` });
+  t.equal(got.exitCode, 0, got.stderr);
+  t.equal(got.stdout, 'hello from the workspace\n', 'the bounded command reached the server');
+  // The server logs the request on stderr.
+  await readUntil(runId, started.processId, (text) => text.includes('GET /hello.txt'), 'stderr');
+
+  const listed = await ok(runId, 'process_list', { running: true });
+  t.same(
+    listed.processes.map((p: Json) => p.processId),
+    [started.processId],
+    'listed while it runs',
+  );
+  const signalled = await ok(runId, 'process_signal', { processId: started.processId });
+  t.equal(signalled.processId, started.processId);
+  const ended = await ok(runId, 'process_wait', {
+    processId: started.processId,
+    timeoutMs: 60_000,
+  });
+  t.match(ended, { status: 'killed', signal: 'SIGTERM', errorCode: null });
+  t.ok(ended.endedAt && ended.durationMs >= 0, 'its end and duration recorded');
+  const again = await call(runId, 'process_signal', { processId: started.processId });
+  t.match(again, { ok: false, errorCode: 'process_not_running' });
+  t.match(again.message, /process_output/, 'the refusal names what still works');
+});
+
+t.test('stdin, output from an offset, and the whole of it after the end', async (t) => {
+  const runId = await newRun();
+  const script =
+    'import sys\nfor line in sys.stdin:\n    print("got " + line.strip(), flush=True)\nprint("bye")\nsys.exit(4)';
+  const { processId } = await ok(runId, 'process_start', {
+    command: `python3 -u -c '${script}'`,
+  });
+  await ok(runId, 'process_write', { processId, stdin: 'one\n' });
+  const first = await readUntil(runId, processId, (text) => text.includes('got one'));
+  t.equal(first.text, 'got one\n');
+  const offset = first.last.next;
+  await ok(runId, 'process_write', { processId, stdin: 'two\nthree\n', eof: true });
+  const ended = await ok(runId, 'process_wait', { processId, timeoutMs: 60_000 });
+  t.match(ended, { status: 'exited', exitCode: 4 });
+  const rest = await ok(runId, 'process_output', { processId, offset });
+  t.match(rest, { data: 'got two\ngot three\nbye\n', offset, complete: true, status: 'exited' });
+  const whole = await ok(runId, 'process_output', { processId, encoding: 'base64' });
+  t.equal(Buffer.from(whole.data, 'base64').toString(), 'got one\ngot two\ngot three\nbye\n');
+  t.equal(whole.total, whole.next);
+  const past = await ok(runId, 'process_output', { processId, offset: 10_000 });
+  t.match(past, { data: '', offset: whole.total, complete: true }, 'past the end reads nothing');
+});
+
+t.test('files a process writes: read while it runs, kept once it ends', async (t) => {
+  const runId = await newRun();
+  const script =
+    'import sys\nopen("made.txt","w").write("by the process\\n")\nprint("written", flush=True)\nsys.stdin.read()';
+  const { processId } = await ok(runId, 'process_start', { command: `python3 -u -c '${script}'` });
+  await readUntil(runId, processId, (text) => text.includes('written'));
+  const read = await ok(runId, 'fs_read', { path: 'made.txt' });
+  t.equal(read.content, 'by the process\n', 'a file action reads what it wrote so far');
+  await ok(runId, 'process_write', { processId, eof: true });
+  t.match(await ok(runId, 'process_wait', { processId, timeoutMs: 60_000 }), { status: 'exited' });
+  const rows =
+    await sql`select size from workspace_file where run_id = ${runId} and path = 'made.txt'`;
+  t.same(
+    rows.map((r) => Number(r.size)),
+    [15],
+    'in the durable manifest when its end is seen',
+  );
+});
+
+t.test('the cap, callId replay and conflict, another run’s process', async (t) => {
+  const runId = await newRun();
+  const hold = `python3 -c 'import sys; sys.stdin.read()'`;
+  const a = await ok(runId, 'process_start', { command: hold }, { callId: 'start-a' });
+  const replay = await ok(runId, 'process_start', { command: hold }, { callId: 'start-a' });
+  t.match(replay, { processId: a.processId, replayed: true }, 'the same callId: the same process');
+  const conflict = await call(
+    runId,
+    'process_start',
+    { command: `${hold} # other` },
+    { callId: 'start-a' },
+  );
+  t.match(conflict, { ok: false, errorCode: 'call_id_conflict' });
+  const b = await ok(runId, 'process_start', { command: hold });
+  const c = await ok(runId, 'process_start', { command: hold });
+  const over = await call(runId, 'process_start', { command: hold });
+  t.match(over, { ok: false, errorCode: 'process_limit', payload: { running: 3, limit: 3 } });
+  t.match(over.message, /MEMQL_PROCESS_MAX_PER_RUN=3/);
+  t.match(over.message, /process_signal/);
+
+  const other = await newRun();
+  const foreign = await call(other, 'process_output', { processId: a.processId });
+  t.match(foreign, { ok: false, errorCode: 'process_not_found' }, 'not through another run');
+  const bad = await call(runId, 'process_output', { processId: 'nope' });
+  t.match(bad, { ok: false, errorCode: 'invalid_arguments' });
+
+  // Ending the run ends its processes.
+  const ended = await json('POST', `/v1/runs/${runId}/end`, { status: 'succeeded' });
+  t.equal(ended.status, 200, JSON.stringify(ended.body));
+  const statuses =
+    await sql`select id, status from workspace_process where run_id = ${runId} order by id`;
+  t.same(
+    statuses.map((r) => r.status),
+    ['killed', 'killed', 'killed'],
+    'all three killed by the run’s end',
+  );
+  t.same(statuses.map((r) => r.id).sort(), [a.processId, b.processId, c.processId].sort());
+});
+
+t.test('a node killed under a running process finds it lost when it starts again', async (t) => {
+  const runId = await newRun();
+  const script =
+    'import sys\nopen("before.txt","w").write("kept\\n")\nprint("ready", flush=True)\nsys.stdin.read()';
+  const { processId } = await ok(runId, 'process_start', { command: `python3 -u -c '${script}'` });
+  await readUntil(runId, processId, (text) => text.includes('ready'));
+  // Its file is synced on the cadence: wait until the manifest has it.
+  for (;;) {
+    const rows =
+      await sql`select 1 from workspace_file where run_id = ${runId} and path = 'before.txt'`;
+    if (rows.length > 0) break;
+    await ok(runId, 'process_wait', { processId, timeoutMs: 100 });
+  }
+  node.proc.child.kill('SIGKILL');
+  await node.proc.exited;
+  node = await startNode();
+  const view = await ok(runId, 'process_wait', { processId, timeoutMs: 0 });
+  t.match(view, { status: 'lost', errorCode: 'process_lost' });
+  const out = await ok(runId, 'process_output', { processId });
+  t.match(
+    out,
+    { data: 'ready\n', complete: true, status: 'lost' },
+    'output kept to the last flush',
+  );
+  const read = await ok(runId, 'fs_read', { path: 'before.txt' });
+  t.equal(read.content, 'kept\n', 'files kept to the last sync');
+  const events = await sql`select event_type from audit_event
+    where metadata->>'processId' = ${processId} order by id`;
+  t.same(
+    events.map((e) => e.event_type),
+    ['workspace_process.started', 'workspace_process.lost'],
+  );
+});
