@@ -14,6 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { take, UsageError } from './cli-usage.js';
 import { hostList, type NetworkCliCommand, parseNetwork, secretList } from './network-args.js';
+import { type ProcessCliCommand, parseProcesses } from './process-args.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
 export { UsageError } from './cli-usage.js';
@@ -63,6 +64,7 @@ export type CliCommand =
   | { kind: 'tokens-revoke'; tokenId: string }
   | { kind: 'build'; runId: string; ref?: string; script?: string }
   | NetworkCliCommand
+  | ProcessCliCommand
   | WorkerCliCommand;
 
 /** Options every subcommand accepts. */
@@ -119,6 +121,10 @@ const OPTIONS = {
   scope: { type: 'string' },
   allow: { type: 'string', multiple: true },
   secret: { type: 'string', multiple: true },
+  running: { type: 'boolean' },
+  follow: { type: 'boolean', short: 'f' },
+  eof: { type: 'boolean' },
+  signal: { type: 'string', short: 's' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -167,6 +173,13 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'network-allow': ['secret'],
   'network-set': ['secret'],
   'network-clear': [],
+  'processes-start': ['cwd'],
+  'processes-list': ['running'],
+  'processes-get': [],
+  'processes-logs': ['follow'],
+  'processes-stdin': ['from', 'content', 'eof'],
+  'processes-kill': ['signal'],
+  'processes-wait': ['timeout-ms'],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -366,6 +379,9 @@ function parseCommand(
       return parseConsent(sub, rest, v);
     case 'network':
       return parseNetwork(sub, rest, v);
+    case 'processes':
+    case 'ps':
+      return parseProcesses(sub, rest, afterDash.length > 0 ? execLine(afterDash) : null, v);
     default:
       throw new UsageError(`unknown command "${group}"`);
   }
@@ -423,8 +439,13 @@ export function parseCli(
     if (token.kind === 'positional') (token.index > dashAt ? after : before).push(token.value);
   }
   const v = parsed.values as Values;
-  if (after.length > 0 && before[0] !== 'exec') {
-    throw new UsageError('"--" is only for exec: memql exec <runId> -- <command...>');
+  const takesLine =
+    before[0] === 'exec' ||
+    ((before[0] === 'processes' || before[0] === 'ps') && before[1] === 'start');
+  if (after.length > 0 && !takesLine) {
+    throw new UsageError(
+      '"--" is only for exec and processes start: memql exec <runId> -- <command...>',
+    );
   }
   const command: CliCommand = v.help ? { kind: 'help' } : parseCommand(before, after, v);
   const allowed = new Set<string>([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[command.kind]]);

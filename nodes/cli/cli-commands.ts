@@ -37,6 +37,7 @@ import {
   USAGE,
 } from './cli-output.js';
 import { runNetworkCommand } from './network-commands.js';
+import { runProcessCommand } from './process-commands.js';
 import { runWorkerCommand } from './worker-commands.js';
 
 /** Where a command's output goes; the process's streams in the binary. */
@@ -260,6 +261,14 @@ async function runCommand(
     case 'network-set':
     case 'network-clear':
       return runNetworkCommand(command, client, out, global.json);
+    case 'processes-start':
+    case 'processes-list':
+    case 'processes-get':
+    case 'processes-logs':
+    case 'processes-stdin':
+    case 'processes-kill':
+    case 'processes-wait':
+      return runProcessCommand(command, client, io, global.json, signal);
     default:
       return runWorkerCommand(command, client, out, global.json);
   }

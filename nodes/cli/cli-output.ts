@@ -52,6 +52,17 @@ commands
   memql commands list <runId> [--status STATUS] [--limit N] [--before ID]
       newest first, without output; finds a command whose call was cut off
 
+background processes (memql ps is the same; they outlive the call that starts them)
+  memql processes start <runId> [--cwd DIR] -- <command...>   prints its process id
+  memql processes ls <runId> [--running]                     newest first
+  memql processes get <runId> <processId>
+  memql processes logs <runId> <processId> [-f]    stdout and stderr so far; -f follows
+      live until it ends, then exits with its exit code (Ctrl-C stops following only)
+  memql processes stdin <runId> <processId> (--content TEXT | --from FILE|-) [--eof]
+  memql processes kill <runId> <processId> [--signal SIGTERM|SIGINT|SIGKILL|...]
+  memql processes wait <runId> <processId> [--timeout-ms MS]   exits with its exit
+      code, or 124 while it still runs
+
 files
   memql fs read <runId> <path> [--out FILE]             to stdout unless --out
   memql fs write <runId> <path> (--from FILE|- | --content TEXT) [--append]

@@ -15,6 +15,7 @@
  * | `POST /v1/dispatch/stream?cancelOnDisconnect=` | NDJSON output lines, then one result line |
  * | `PUT /v1/runs/:runId/files?path=&mode=` | the body as the file, whole or not at all: the `fs_write` answer |
  * | `GET /v1/runs/:runId/files?path=` | the file's bytes (see `file-routes.ts`) |
+ * | `POST`, `GET /v1/runs/:runId/processes[/:processId[/output\|stdin\|signal\|wait]]` | a run's background processes (see `process-routes.ts`) |
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` (see `cancel-routes.ts`) |
@@ -74,6 +75,15 @@ import {
 import { setRunNetworkRoute } from './network-routes.js';
 import { answerParseError } from './parse-refusal.js';
 import {
+  getProcessRoute,
+  listProcessesRoute,
+  processOutputRoute,
+  processSignalRoute,
+  processStdinRoute,
+  processWaitRoute,
+  startProcessRoute,
+} from './process-routes.js';
+import {
   artifactContentRoute,
   fleetRoute,
   getArtifactRoute,
@@ -124,6 +134,33 @@ const ROUTES: Route[] = [
     method: 'GET',
     pattern: new RegExp(`^/v1/runs/${ID}/commands$`),
     handler: listRunCommandsRoute,
+  },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/processes$`), handler: startProcessRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/processes$`), handler: listProcessesRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}$`),
+    handler: getProcessRoute,
+  },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/output$`),
+    handler: processOutputRoute,
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/stdin$`),
+    handler: processStdinRoute,
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/signal$`),
+    handler: processSignalRoute,
+  },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/wait$`),
+    handler: processWaitRoute,
   },
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },

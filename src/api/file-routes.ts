@@ -24,17 +24,10 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import {
-  type DispatchFailure,
-  type DispatchResult,
-  type ErrorCode,
-  errorResult,
-  parseEnvelope,
-  resultFromError,
-} from '../contract/index.js';
-import { getRunForOwner } from '../store/index.js';
+import { type DispatchFailure, type ErrorCode, errorResult } from '../contract/index.js';
 import type { RouteContext } from './api-deps.js';
-import { ApiError, invalidField, sendJson } from './http-io.js';
+import { invalidField, sendJson } from './http-io.js';
+import { call, callerGone, requireOwnRun } from './run-calls.js';
 
 /** Bytes of one upload part: 8 MiB (about 11 MB of base64 on the wire). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
@@ -78,47 +71,8 @@ async function target(ctx: RouteContext): Promise<{ runId: string; path: string 
   if (path === null || path === '') {
     throw invalidField('path', 'required: the workspace-relative file, as ?path=');
   }
-  if ((await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId)) === null) {
-    throw new ApiError(
-      404,
-      'not_found',
-      `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
-    );
-  }
+  await requireOwnRun(ctx, runId);
   return { runId, path };
-}
-
-/**
- * One `workbenchHost` call with the caller's authority, recorded with the
- * `?agentId=&taskId=` the caller gave (`api` and `files` when it gave none).
- */
-async function call(
-  ctx: RouteContext,
-  request: { runId: string; action: string; args: unknown },
-  signal: AbortSignal,
-): Promise<DispatchResult> {
-  const parsed = parseEnvelope({
-    ...request,
-    agentId: ctx.query.get('agentId') ?? 'api',
-    taskId: ctx.query.get('taskId') ?? 'files',
-  });
-  if (!parsed.ok) return parsed;
-  try {
-    return (await ctx.deps.dispatcher.dispatch(parsed.envelope, ctx.caller.authority, { signal }))
-      .result;
-  } catch (err) {
-    ctx.log.error({ err, runId: request.runId }, 'file route dispatch threw');
-    return resultFromError(err);
-  }
-}
-
-/** Aborts when the caller goes away before the answer is complete. */
-function callerGone(ctx: RouteContext): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 /**

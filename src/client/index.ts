@@ -11,6 +11,12 @@ export {
   type DispatchResult,
   MAX_FILE_WRITE_BYTES,
   MAX_UPLOAD_BYTES,
+  PROCESS_SIGNALS,
+  type ProcessOutputPayload,
+  type ProcessSignal,
+  type ProcessStartPayload,
+  type ProcessState,
+  type ProcessView,
   type ToolDefinition,
   WORKBENCH_TOOL_NAME,
   workbenchToolDefinition,
@@ -20,5 +26,6 @@ export * from './client-error.js';
 export * from './client-options.js';
 export * from './id-checks.js';
 export * from './ndjson-stream.js';
+export * from './process-client.js';
 export * from './types.js';
 export * from './workbench-client.js';

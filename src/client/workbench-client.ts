@@ -38,6 +38,7 @@ import {
 import { ClientTransport, enc, field, notShaped, pageSearch } from './client-transport.js';
 import { checkedId } from './id-checks.js';
 import { isDispatchResult, readDispatchStream } from './ndjson-stream.js';
+import { ProcessClient } from './process-client.js';
 import type {
   ArtifactRecord,
   CancelAnswer,
@@ -72,10 +73,13 @@ const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set([
 export class WorkbenchClient {
   readonly baseUrl: string;
   private readonly http: ClientTransport;
+  /** A run's background processes (`/v1/runs/:runId/processes`). */
+  readonly processes: ProcessClient;
 
   constructor(options: WorkbenchClientOptions) {
     this.http = new ClientTransport(options);
     this.baseUrl = this.http.baseUrl;
+    this.processes = new ProcessClient(this.http);
   }
 
   /** Create a run owned by the token's user. */

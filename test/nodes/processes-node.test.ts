@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
+import { WorkbenchClient } from '../../src/client/index.js';
+import { finished } from '../support/local-node.js';
 import { type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -279,3 +282,148 @@ t.test('a node killed under a running process finds it lost when it starts again
     ['workspace_process.started', 'workspace_process.lost'],
   );
 });
+
+t.test(
+  'the process routes and the client: follow, disconnect, re-attach from offsets',
+  async (t) => {
+    const client = new WorkbenchClient({ baseUrl: node.url, token: node.token });
+    const runId = await newRun();
+    const script =
+      'import sys\nfor line in sys.stdin:\n    print(line.strip(), flush=True)\n    print("err " + line.strip(), file=sys.stderr, flush=True)\nsys.exit(7)';
+    const started = await client.processes.start(runId, {
+      command: `python3 -u -c '${script}'`,
+      callId: 'rest-start',
+    });
+    t.match(started, { status: 'running', replayed: false });
+    const again = await json('POST', `/v1/runs/${runId}/processes`, {
+      command: `python3 -u -c '${script}'`,
+      callId: 'rest-start',
+    });
+    t.match(again, {
+      status: 200,
+      body: { process: { processId: started.processId, replayed: true } },
+    });
+
+    // Follow until the first line, then go away.
+    await client.processes.write(runId, started.processId, 'alpha\n');
+    const gone = new AbortController();
+    const seen = { stdout: 0, stderr: 0 };
+    let text = '';
+    const first = client.processes.follow(runId, started.processId, { signal: gone.signal });
+    for (;;) {
+      const next = await first.next();
+      if (next.done) throw new Error('ended early');
+      seen[next.value.stream] = next.value.offset + next.value.bytes.length;
+      if (next.value.stream === 'stdout') text += next.value.bytes.toString();
+      if (text.includes('alpha') && seen.stderr > 0) break;
+    }
+    gone.abort();
+    await t.rejects(first.next(), 'the follow ends with its caller');
+    // Meanwhile the process goes on; a new follow from the offsets gets the rest, then the end.
+    await client.processes.write(runId, started.processId, 'beta\n', { eof: true });
+    const rest = { stdout: '', stderr: '' };
+    const second = client.processes.follow(runId, started.processId, {
+      stdoutOffset: seen.stdout,
+      stderrOffset: seen.stderr,
+    });
+    let end: Json;
+    for (;;) {
+      const next = await second.next();
+      if (next.done) {
+        end = next.value;
+        break;
+      }
+      rest[next.value.stream] += next.value.bytes.toString();
+    }
+    t.same(rest, { stdout: 'beta\n', stderr: 'err beta\n' }, 'exactly what came after the offsets');
+    t.match(end, { status: 'exited', exitCode: 7 });
+    t.match(await client.processes.get(runId, started.processId), {
+      status: 'exited',
+      stdoutBytes: 11,
+    });
+    t.same(
+      (await client.processes.list(runId)).map((p) => p.processId),
+      [started.processId],
+    );
+
+    const ended = await json('POST', `/v1/runs/${runId}/processes/${started.processId}/stdin`, {
+      stdin: 'x',
+    });
+    t.match(ended, { status: 409, body: { ok: false, errorCode: 'process_not_running' } });
+    const missing = await json(
+      'GET',
+      `/v1/runs/${runId}/processes/proc-00000000-0000-4000-8000-000000000000`,
+    );
+    t.match(missing, { status: 404, body: { errorCode: 'process_not_found' } });
+    const notMine = await fetch(`${node.url}/v1/runs/run-nobody/processes`, {
+      headers: { authorization: `Bearer ${node.token}` },
+    });
+    t.equal(notMine.status, 404, 'a run that is not the caller’s');
+    await t.rejects(client.processes.signal(runId, started.processId), {
+      code: 'process_not_running',
+    });
+  },
+);
+
+t.test(
+  'memql processes: start, logs, stdin, logs --follow ends with its exit code, kill',
+  async (t) => {
+    const cli = nodeMain('cli');
+    const memql = (...argv: string[]) =>
+      finished(
+        spawn(process.execPath, [cli, ...argv], {
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            MEMQL_URL: node.url,
+            MEMQL_TOKEN: node.token,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
+    const runId = await newRun();
+    const script =
+      'import sys\nprint("up", flush=True)\nfor line in sys.stdin:\n    print("got " + line.strip(), flush=True)\nprint("bad", file=sys.stderr)\nsys.exit(3)';
+    const started = await memql('processes', 'start', runId, '--', 'python3', '-u', '-c', script);
+    t.equal(started.code, 0, started.stderr);
+    const processId = started.stdout.trim();
+    t.match(processId, /^proc-/);
+    await readUntil(runId, processId, (text) => text.includes('up'));
+    const logs = await memql('ps', 'logs', runId, processId);
+    t.same([logs.code, logs.stdout], [0, 'up\n'], 'what it wrote so far');
+    const listed = await memql('ps', 'ls', runId, '--running');
+    t.match(listed.stdout, processId);
+    const wrote = await memql('ps', 'stdin', runId, processId, '--content', 'x\n', '--eof');
+    t.equal(wrote.code, 0, wrote.stderr);
+    t.match(wrote.stdout, 'stdin closed');
+    const followed = await memql('ps', 'logs', runId, processId, '--follow');
+    t.same(
+      [followed.code, followed.stdout, followed.stderr],
+      [3, 'up\ngot x\n', 'bad\n'],
+      'follows to the end and exits with its code',
+    );
+    const waited = await memql('ps', 'wait', runId, processId, '--json');
+    t.equal(waited.code, 3);
+    t.match(JSON.parse(waited.stdout), { status: 'exited', exitCode: 3 });
+
+    const sleeper = await memql(
+      'ps',
+      'start',
+      runId,
+      '--',
+      `python3 -c 'import time; time.sleep(600)'`,
+    );
+    const sleeperId = sleeper.stdout.trim();
+    const still = await memql('ps', 'wait', runId, sleeperId, '--timeout-ms', '0');
+    t.equal(still.code, 124, 'still running: 124');
+    const killed = await memql('ps', 'kill', runId, sleeperId, '--signal', 'INT');
+    t.equal(killed.code, 0, killed.stderr);
+    const after = await memql('ps', 'wait', runId, sleeperId);
+    t.equal(after.code, 130, '128 + SIGINT');
+    const twice = await memql('ps', 'kill', runId, sleeperId);
+    t.equal(twice.code, 1);
+    t.match(twice.stderr, 'process_not_running');
+    const usage = await memql('ps', 'kill', runId, sleeperId, '--signal', 'SEGV');
+    t.equal(usage.code, 2);
+    t.match(usage.stderr, /--signal: expected one of SIGTERM/);
+  },
+);

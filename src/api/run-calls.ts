@@ -1,0 +1,57 @@
+/**
+ * What the routes made of `workbenchHost` calls share (the file and process routes):
+ * the caller's run checked first, one call with the caller's authority recorded with the
+ * `?agentId=&taskId=` the caller gave, and a signal for a caller that goes away.
+ *
+ * @module
+ */
+
+import { type DispatchResult, parseEnvelope, resultFromError } from '../contract/index.js';
+import { getRunForOwner } from '../store/index.js';
+import type { RouteContext } from './api-deps.js';
+import { ApiError } from './http-io.js';
+
+/** Refuses a run that is not the caller's with a 404, as if it did not exist. */
+export async function requireOwnRun(ctx: RouteContext, runId: string): Promise<void> {
+  if ((await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId)) === null) {
+    throw new ApiError(
+      404,
+      'not_found',
+      `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
+    );
+  }
+}
+
+/**
+ * One `workbenchHost` call with the caller's authority, recorded with the
+ * `?agentId=&taskId=` the caller gave (`api` and the route's `taskId` when it gave none).
+ */
+export async function call(
+  ctx: RouteContext,
+  request: { runId: string; action: string; args: unknown },
+  signal: AbortSignal,
+  taskId = 'files',
+): Promise<DispatchResult> {
+  const parsed = parseEnvelope({
+    ...request,
+    agentId: ctx.query.get('agentId') ?? 'api',
+    taskId: ctx.query.get('taskId') ?? taskId,
+  });
+  if (!parsed.ok) return parsed;
+  try {
+    return (await ctx.deps.dispatcher.dispatch(parsed.envelope, ctx.caller.authority, { signal }))
+      .result;
+  } catch (err) {
+    ctx.log.error({ err, runId: request.runId }, 'route dispatch threw');
+    return resultFromError(err);
+  }
+}
+
+/** Aborts when the caller goes away before the answer is complete. */
+export function callerGone(ctx: RouteContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
