@@ -40,6 +40,13 @@ export const AGENT_INTERPRETER = '/usr/bin/perl';
 /** Largest output piece the agent sends in one frame. */
 export const AGENT_CHUNK_BYTES = 65536;
 
+/**
+ * Seconds the rest of a background process's session gets after its leader ended (the
+ * shell `sh -c` ran, say, which a `SIGTERM` ends first): `SIGTERM` at once, `SIGKILL`
+ * after this.
+ */
+export const LEFTOVER_GRACE_S = 2;
+
 /** The agent's program, run as `perl -e`. */
 export const AGENT_SOURCE = String.raw`
 use strict; use warnings; no warnings 'exec';
@@ -107,9 +114,14 @@ sub ending { my ($status) = @_; return ($status & 127) ? (-1, $status & 127) : (
 sub reap_background { for my $p (values %bgid) {
     next if defined $p->{status}; my ($state) = session_of($p->{pid});
     next if defined $state && $state ne 'Z';
-    # Its session goes with it; the zombie holds its pid (the session id) until reaped.
+    # Its session goes with it: SIGTERM, then SIGKILL after a grace. The zombie holds its
+    # pid (the session id) until reaped, so no new session takes the id meanwhile.
     my $sid = $p->{pid};
-    for my $q (all_others()) { next if $q == $sid; my (undef, $s) = session_of($q); kill 'KILL', $q if defined $s && $s == $sid; }
+    my @left = grep { my ($st, $s) = session_of($_); $_ != $sid && defined $s && $s == $sid && $st ne 'Z' } all_others();
+    if (@left) {
+      if (!defined $p->{ending}) { $p->{ending} = time + ${LEFTOVER_GRACE_S}; kill 'TERM', $_ for @left; next; }
+      next if time < $p->{ending};
+      kill 'KILL', $_ for @left; }
     $p->{status} = $? if waitpid($p->{pid}, POSIX::WNOHANG()) == $p->{pid}; } }
 sub watch { my ($p, $kind, $id) = @_;
   $reader{fileno $p->{out}} = [$kind, $id, 1, $p->{out}]; $reader{fileno $p->{err}} = [$kind, $id, 2, $p->{err}]; }
