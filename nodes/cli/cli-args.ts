@@ -14,7 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { take, UsageError } from './cli-usage.js';
 import { hostList, type NetworkCliCommand, parseNetwork, secretList } from './network-args.js';
-import { type ProcessCliCommand, parseProcesses } from './process-args.js';
+import { type ProcessCliCommand, parseProcesses, parseShell } from './process-args.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
 export { UsageError } from './cli-usage.js';
@@ -180,6 +180,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'processes-stdin': ['from', 'content', 'eof'],
   'processes-kill': ['signal'],
   'processes-wait': ['timeout-ms'],
+  shell: ['cwd'],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -379,6 +380,8 @@ function parseCommand(
       return parseConsent(sub, rest, v);
     case 'network':
       return parseNetwork(sub, rest, v);
+    case 'shell':
+      return parseShell(all, v);
     case 'processes':
     case 'ps':
       return parseProcesses(sub, rest, afterDash.length > 0 ? execLine(afterDash) : null, v);

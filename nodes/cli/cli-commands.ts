@@ -268,6 +268,7 @@ async function runCommand(
     case 'processes-stdin':
     case 'processes-kill':
     case 'processes-wait':
+    case 'shell':
       return runProcessCommand(command, client, io, global.json, signal);
     default:
       return runWorkerCommand(command, client, out, global.json);

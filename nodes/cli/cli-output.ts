@@ -62,6 +62,8 @@ background processes (memql ps is the same; they outlive the call that starts th
   memql processes kill <runId> <processId> [--signal SIGTERM|SIGINT|SIGKILL|...]
   memql processes wait <runId> <processId> [--timeout-ms MS]   exits with its exit
       code, or 124 while it still runs
+  memql shell <runId> [--cwd DIR]    an interactive terminal in the run's sandbox (a
+      person token: MEMQL_TOKEN of kind person); exits with the shell's exit code
 
 files
   memql fs read <runId> <path> [--out FILE]             to stdout unless --out

@@ -20,7 +20,8 @@ export type ProcessCliCommand =
       eof: boolean;
     }
   | { kind: 'processes-kill'; runId: string; processId: string; signal: ProcessSignal }
-  | { kind: 'processes-wait'; runId: string; processId: string; timeoutMs?: number };
+  | { kind: 'processes-wait'; runId: string; processId: string; timeoutMs?: number }
+  | { kind: 'shell'; runId: string; cwd?: string };
 
 /** The options these subcommands read. */
 export interface ProcessOptionValues {
@@ -41,6 +42,12 @@ function signalOf(value: string | undefined): ProcessSignal {
     throw new UsageError(`--signal: expected one of ${PROCESS_SIGNALS.join(', ')}, not "${value}"`);
   }
   return name as ProcessSignal;
+}
+
+/** `memql shell <runId> [--cwd DIR]`. */
+export function parseShell(rest: readonly string[], v: ProcessOptionValues): ProcessCliCommand {
+  const [runId] = take(rest, ['<runId>'], 'shell');
+  return { kind: 'shell', runId: runId!, ...(v.cwd ? { cwd: v.cwd } : {}) };
 }
 
 /** `memql processes start|ls|get|logs|stdin|kill|wait ...`; `command` is the line after `--`. */

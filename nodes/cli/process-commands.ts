@@ -8,9 +8,15 @@
 import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { ProcessView, WorkbenchClient } from '../../src/client/index.js';
-import type { CliIo } from './cli-commands.js';
 import { EXIT_DID_NOT_RUN, EXIT_TIMED_OUT, execExitCode, table } from './cli-output.js';
 import type { ProcessCliCommand } from './process-args.js';
+
+/** The streams a command uses (the CLI's own, or a test's). */
+interface CliIo {
+  readonly stdout: Writable & { isTTY?: boolean };
+  readonly stderr: Writable;
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+}
 
 const json = (out: Writable, value: unknown) => out.write(`${JSON.stringify(value, null, 2)}\n`);
 
@@ -144,6 +150,61 @@ export async function runProcessCommand(
       asJson ? json(out, view) : out.write(formatProcess(view));
       return processExitCode(view);
     }
+    case 'shell':
+      return shell(command, client, io);
+  }
+}
+
+/**
+ * `memql shell`: a login shell on a terminal in the run's sandbox. The local terminal
+ * goes raw (Ctrl-C and Ctrl-D are bytes for the shell, not signals for memql), what is
+ * typed is written to the shell in order, a resize of the local terminal resizes the
+ * remote one, and its output is followed until it ends.
+ */
+async function shell(
+  command: Extract<ProcessCliCommand, { kind: 'shell' }>,
+  client: WorkbenchClient,
+  io: CliIo,
+): Promise<number> {
+  const stdin = io.stdin as NodeJS.ReadStream;
+  const stdout = io.stdout as NodeJS.WriteStream;
+  if (!stdin.isTTY || !stdout.isTTY) {
+    io.stderr.write('error: memql shell needs a terminal on stdin and stdout\n');
+    return 2;
+  }
+  const size = () => ({ cols: stdout.columns || 80, rows: stdout.rows || 24 });
+  const { runId } = command;
+  const started = await client.processes.shell(runId, {
+    ...size(),
+    ...(command.cwd ? { cwd: command.cwd } : {}),
+  });
+  const id = started.processId;
+  let sending = Promise.resolve();
+  const send = (work: () => Promise<unknown>) => {
+    sending = sending.then(work).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
+  const onData = (chunk: Buffer) =>
+    send(() => client.processes.write(runId, id, chunk.toString('utf8')));
+  const onResize = () => send(() => client.processes.resize(runId, id, size().cols, size().rows));
+  stdin.setRawMode(true);
+  stdin.on('data', onData);
+  stdin.resume();
+  process.on('SIGWINCH', onResize);
+  try {
+    const following = client.processes.follow(runId, id);
+    for (;;) {
+      const next = await following.next();
+      if (next.done) return processExitCode(next.value);
+      stdout.write(next.value.bytes);
+    }
+  } finally {
+    process.off('SIGWINCH', onResize);
+    stdin.off('data', onData);
+    stdin.setRawMode(false);
+    stdin.pause();
   }
 }
 

@@ -15,7 +15,7 @@
  * | `POST /v1/dispatch/stream?cancelOnDisconnect=` | NDJSON output lines, then one result line |
  * | `PUT /v1/runs/:runId/files?path=&mode=` | the body as the file, whole or not at all: the `fs_write` answer |
  * | `GET /v1/runs/:runId/files?path=` | the file's bytes (see `file-routes.ts`) |
- * | `POST`, `GET /v1/runs/:runId/processes[/:processId[/output\|stdin\|signal\|wait]]` | a run's background processes (see `process-routes.ts`) |
+ * | `POST`, `GET /v1/runs/:runId/processes[/:processId[/output\|stdin\|signal\|wait\|resize]]`, `POST /v1/runs/:runId/shell` | a run's background processes and a person's terminal (see `process-routes.ts`) |
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` (see `cancel-routes.ts`) |
@@ -78,9 +78,11 @@ import {
   getProcessRoute,
   listProcessesRoute,
   processOutputRoute,
+  processResizeRoute,
   processSignalRoute,
   processStdinRoute,
   processWaitRoute,
+  shellRoute,
   startProcessRoute,
 } from './process-routes.js';
 import {
@@ -162,6 +164,12 @@ const ROUTES: Route[] = [
     pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/wait$`),
     handler: processWaitRoute,
   },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^/v1/runs/${ID}/processes/${ID}/resize$`),
+    handler: processResizeRoute,
+  },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/shell$`), handler: shellRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },

@@ -59,7 +59,8 @@ export type PersonDecision =
   | 'approving a consent request'
   | 'denying a consent request'
   | "raising a worker's standing scope"
-  | 'turning the kill switch off';
+  | 'turning the kill switch off'
+  | "opening a terminal in a run's sandbox";
 
 /**
  * Refuses `decision` unless the caller holds a person token: 403 `person_required`.

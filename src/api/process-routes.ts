@@ -12,6 +12,8 @@
  * | `POST …/:processId/stdin` `{stdin?, eof?}` | `{processId, written, eof}` |
  * | `POST …/:processId/signal` `{signal?}` | `{process}` |
  * | `POST …/:processId/wait` `{timeoutMs?}` | `{process}`, ended or not |
+ * | `POST …/:processId/resize` `{cols, rows}` | `{process}` |
+ * | `POST /v1/runs/:runId/shell` `{cols, rows, cwd?}` | 201 `{process}`: a login shell on a terminal, person tokens only |
  *
  * Following re-attaches anywhere: give the offsets the last line reached. Refusals are
  * the dispatch result with a status: 404 for a run or process that is not the caller's,
@@ -28,8 +30,12 @@ import {
   MAX_PROCESS_READ_BYTES,
   type ProcessOutputPayload,
   type ProcessView,
+  parseEnvelope,
+  resultFromError,
+  systemAuthority,
 } from '../contract/index.js';
 import type { RouteContext } from './api-deps.js';
+import { requirePerson } from './auth.js';
 import {
   BODY_LIMIT_BYTES,
   DISPATCH_BODY_LIMIT_BYTES,
@@ -252,6 +258,52 @@ export async function processSignalRoute(ctx: RouteContext): Promise<void> {
   rejectUnknownFields(body, ['signal']);
   const result = await processCall(ctx, 'process_signal', { processId: ctx.params[1]!, ...body });
   answer(ctx, result, (process) => ({ process }));
+}
+
+/** `POST /v1/runs/:runId/processes/:processId/resize`. */
+export async function processResizeRoute(ctx: RouteContext): Promise<void> {
+  const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
+  rejectUnknownFields(body, ['cols', 'rows']);
+  const result = await processCall(ctx, 'process_resize', { processId: ctx.params[1]!, ...body });
+  answer(ctx, result, (process) => ({ process }));
+}
+
+/** The principal a person's terminal is opened under (see {@link shellRoute}). */
+export const SHELL_SUBJECT = 'system:shell';
+
+/**
+ * `POST /v1/runs/:runId/shell` `{cols, rows, cwd?}`: a login shell on a terminal in the
+ * run's sandbox, for a person only (403 `person_required` for an agent token, before
+ * anything is read). The shell is `process_shell`, a system-only action, so no tool
+ * loop reaches it through dispatch; it is driven with the process routes after.
+ */
+export async function shellRoute(ctx: RouteContext): Promise<void> {
+  requirePerson(ctx.caller, "opening a terminal in a run's sandbox");
+  const body = await readJsonObject(ctx.req, BODY_LIMIT_BYTES);
+  rejectUnknownFields(body, ['cols', 'rows', 'cwd']);
+  const runId = ctx.params[0]!;
+  await requireOwnRun(ctx, runId);
+  const parsed = parseEnvelope({
+    runId,
+    action: 'process_shell',
+    args: body,
+    agentId: ctx.query.get('agentId') ?? 'api',
+    taskId: ctx.query.get('taskId') ?? 'shell',
+  });
+  if (!parsed.ok) return refuse(ctx, parsed);
+  let result: DispatchResult;
+  try {
+    result = (
+      await ctx.deps.dispatcher.dispatch(parsed.envelope, systemAuthority(SHELL_SUBJECT), {
+        signal: callerGone(ctx),
+      })
+    ).result;
+  } catch (err) {
+    ctx.log.error({ err, runId }, 'shell dispatch threw');
+    result = resultFromError(err);
+  }
+  if (result.ok) ctx.log.info({ runId, userId: ctx.caller.userId }, 'terminal opened');
+  answer(ctx, result, (process) => ({ process }), 201);
 }
 
 /** `POST /v1/runs/:runId/processes/:processId/wait`. */

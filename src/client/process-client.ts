@@ -24,6 +24,8 @@ export interface ProcessStartRequest {
   command: string;
   cwd?: string;
   env?: Record<string, string>;
+  /** A terminal of this size as its stdin, stdout and stderr. */
+  pty?: { cols: number; rows: number };
   /** The idempotency key: the same key and command give the same process again. */
   callId?: string;
 }
@@ -115,6 +117,29 @@ export class ProcessClient {
   /** Closes its standard input. */
   async closeInput(runId: string, processId: string): Promise<void> {
     await this.http.json('POST', this.path(runId, processId, '/stdin'), { body: { eof: true } });
+  }
+
+  /** Resizes its terminal (a process started with `pty`, or a shell). */
+  async resize(runId: string, processId: string, cols: number, rows: number): Promise<ProcessView> {
+    const body = await this.http.json('POST', this.path(runId, processId, '/resize'), {
+      body: { cols, rows },
+    });
+    return field<ProcessView>(body, 'process');
+  }
+
+  /**
+   * Opens a login shell on a terminal in the run's sandbox (a person token only: an
+   * agent token is refused `person_required`); drive it with {@link write},
+   * {@link resize} and {@link follow}.
+   */
+  async shell(
+    runId: string,
+    size: { cols: number; rows: number; cwd?: string },
+  ): Promise<ProcessStartPayload> {
+    const body = await this.http.json('POST', `/v1/runs/${enc(runId, 'runId')}/shell`, {
+      body: size,
+    });
+    return field<ProcessStartPayload>(body, 'process');
   }
 
   /** Sends a signal (default `SIGTERM`) to its process group. */

@@ -24,6 +24,7 @@ const PURPOSE: Record<ToolActionName, string> = {
   process_write: "write to a running process's standard input, or close it",
   process_signal: "send a signal to a running process's process group",
   process_wait: 'wait, within a time limit, for a process to end',
+  process_resize: "resize a running process's terminal",
 };
 
 function typeOf(schema: JsonSchema): string {

@@ -29,6 +29,8 @@ import {
 import {
   processListArgsSchema,
   processOutputArgsSchema,
+  processResizeArgsSchema,
+  processShellArgsSchema,
   processSignalArgsSchema,
   processStartArgsSchema,
   processWaitArgsSchema,
@@ -352,6 +354,8 @@ export const ACTION_NAMES = [
   'process_write',
   'process_signal',
   'process_wait',
+  'process_resize',
+  'process_shell',
   'build',
 ] as const;
 
@@ -359,7 +363,10 @@ export const ACTION_NAMES = [
 export type ActionName = (typeof ACTION_NAMES)[number];
 
 /** Actions only a system-class authority may call; never offered to models. */
-export const SYSTEM_ONLY_ACTIONS = ['build'] as const satisfies readonly ActionName[];
+export const SYSTEM_ONLY_ACTIONS = [
+  'build',
+  'process_shell',
+] as const satisfies readonly ActionName[];
 
 /** An action only a system-class authority may call. */
 export type SystemOnlyActionName = (typeof SYSTEM_ONLY_ACTIONS)[number];
@@ -390,6 +397,8 @@ export const ACTION_SCHEMAS = {
   process_write: processWriteArgsSchema,
   process_signal: processSignalArgsSchema,
   process_wait: processWaitArgsSchema,
+  process_resize: processResizeArgsSchema,
+  process_shell: processShellArgsSchema,
   build: buildArgsSchema,
 } as const satisfies Record<ActionName, z.ZodType>;
 

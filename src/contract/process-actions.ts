@@ -48,11 +48,41 @@ const processId = () =>
     .regex(PROCESS_ID_PATTERN, { error: 'expected a processId from process_start or process_list' })
     .describe('The id process_start answered.');
 
+/** Most columns or rows of a process's terminal. */
+export const MAX_PTY_SIZE = 1000;
+
+const ptySize = () =>
+  z.strictObject({
+    cols: z.int().min(1).max(MAX_PTY_SIZE).describe('Columns of the terminal.'),
+    rows: z.int().min(1).max(MAX_PTY_SIZE).describe('Rows of the terminal.'),
+  });
+
 /** `process_start`: start a background process in the run's sandbox. */
 export const processStartArgsSchema = z.strictObject({
   command: commandLine(),
   cwd: workspacePath().optional(),
   env: commandEnv().describe('Extra environment variables for the process.').optional(),
+  pty: ptySize()
+    .describe(
+      'Run it on a terminal of this size (a REPL, a curses program): its output, echo included, is stdout; eof sends Ctrl-D.',
+    )
+    .optional(),
+});
+
+/** `process_resize`: resize a running process's terminal (its group gets SIGWINCH). */
+export const processResizeArgsSchema = z.strictObject({
+  processId: processId(),
+  ...ptySize().shape,
+});
+
+/**
+ * `process_shell` (system only: a person's terminal, through the shell route, which a
+ * person credential opens): an interactive login shell on a terminal, in the run's
+ * sandbox. Its command is the workbench's, so no allowlist applies; the sandbox does.
+ */
+export const processShellArgsSchema = z.strictObject({
+  ...ptySize().shape,
+  cwd: workspacePath().optional(),
 });
 
 /** `process_list`: the run's processes, newest first. */
@@ -132,6 +162,8 @@ export interface ProcessView {
   errorCode: 'process_lost' | 'node_stopping' | null;
   command: string;
   cwd: string;
+  /** True when it runs on a terminal (`pty`). */
+  pty: boolean;
   /** Its exit code once `exited`. */
   exitCode: number | null;
   /** The signal that ended it once `killed` by one. */

@@ -56,6 +56,7 @@ const ACTION_DESCRIPTIONS: Record<ToolActionName, string> = {
   process_write: "Write text to a running process's standard input; eof: true closes it.",
   process_signal: "Send a signal (default SIGTERM) to a running process's process group.",
   process_wait: 'Wait up to timeoutMs for a process to end; the answer says whether it has.',
+  process_resize: "Resize a running process's terminal (one started with pty).",
 };
 
 const TOOL_DESCRIPTION =

@@ -48,6 +48,8 @@ const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
     "Send a signal (default SIGTERM) to a running background process's process group.",
   process_wait:
     'Wait up to timeoutMs for a background process to end; the answer gives its status either way.',
+  process_resize:
+    "Resize a running background process's terminal (one started with pty); it gets SIGWINCH.",
 };
 
 /** The tools that are not workbench actions. */

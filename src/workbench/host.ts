@@ -346,11 +346,15 @@ export class WorkbenchHost {
 
   /**
    * Lets go of what this node keeps of a run that ended or was deleted: its warm
-   * sandbox (gone when this resolves), its warm copy and its upload stages (see
-   * `run-release.ts`). A run that still runs keeps everything.
+   * sandbox (gone when this resolves, its processes' ends recorded), its warm copy and
+   * its upload stages (see `run-release.ts`). A run that still runs keeps everything.
    */
-  releaseRun(runId: string): Promise<RunRelease> {
-    return releaseRun(this.release, runId);
+  async releaseRun(runId: string): Promise<RunRelease> {
+    // Its processes end with its sandbox: their ends are recorded before this answers.
+    const ends = this.processes.supervisor.endsIn(runId);
+    const released = await releaseRun(this.release, runId);
+    await Promise.all(ends);
+    return released;
   }
 
   /**
@@ -447,7 +451,7 @@ export class WorkbenchHost {
     if (envelope.action === 'exec' || envelope.action === 'build') return run();
     if (isProcessEnvelope(envelope)) {
       return answer(async () => {
-        if (envelope.action === 'process_start') {
+        if (envelope.action === 'process_start' || envelope.action === 'process_shell') {
           if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
           this.start();
           await this.leftoverProcesses;

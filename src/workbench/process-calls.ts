@@ -10,7 +10,6 @@
  */
 
 import type {
-  ActionArgs,
   Envelope,
   ProcessStartPayload,
   WorkbenchError as WorkbenchErrorType,
@@ -21,8 +20,11 @@ import type { Db } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type ExecDeps, prepareExec, requireRunner } from './actions/index.js';
 import type { WorkspaceAccess } from './lifecycle/index.js';
-import { ProcessActions, ProcessSupervisor } from './processes/index.js';
+import { ProcessActions, type ProcessCommand, ProcessSupervisor } from './processes/index.js';
 import type { WarmCache } from './sync/index.js';
+
+/** A person's terminal: a login shell, bash where the sandbox has it. */
+const SHELL_COMMAND = 'if [ -x /bin/bash ]; then exec /bin/bash -l; else exec /bin/sh -l; fi';
 
 /** The background-process settings of a node. */
 export interface ProcessSettings {
@@ -62,7 +64,9 @@ export type ProcessEnvelope = Extract<
       | 'process_output'
       | 'process_write'
       | 'process_signal'
-      | 'process_wait';
+      | 'process_wait'
+      | 'process_resize'
+      | 'process_shell';
   }
 >;
 
@@ -101,8 +105,29 @@ export class ProcessCalls {
     const held = <T>(work: () => Promise<T>) =>
       this.#deps.access.call(runId, false, async () => work());
     switch (envelope.action) {
-      case 'process_start':
-        return this.#start(envelope.runId, envelope.callId, envelope.args);
+      case 'process_start': {
+        const { pty, ...args } = envelope.args;
+        // The checks of exec: the allowlist, environment names, the cwd, a sandbox at all.
+        const { request } = prepareExec(this.#deps.exec, { ...args, timeoutMs: undefined });
+        return this.#start(runId, envelope.callId, {
+          command: request.command,
+          ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+          ...(request.env ? { env: request.env } : {}),
+          ...(pty ? { pty } : {}),
+        });
+      }
+      case 'process_shell': {
+        // A person's terminal: the command is ours, so no allowlist; the sandbox holds it.
+        const { cols, rows, cwd } = envelope.args;
+        return this.#start(runId, envelope.callId, {
+          command: SHELL_COMMAND,
+          ...(cwd !== undefined ? { cwd } : {}),
+          pty: { cols, rows },
+          shell: true,
+        });
+      }
+      case 'process_resize':
+        return held(() => this.#actions.resize(runId, envelope.args));
       case 'process_list':
         return held(() => this.#actions.list(runId, envelope.args));
       case 'process_output':
@@ -122,23 +147,17 @@ export class ProcessCalls {
   async #start(
     runId: string,
     callId: string | undefined,
-    args: ActionArgs<'process_start'>,
+    command: ProcessCommand & { pty?: { cols: number; rows: number }; shell?: true },
   ): Promise<ProcessStartPayload> {
     const { exec } = this.#deps;
-    // The checks of exec: the allowlist, environment names, the cwd, a sandbox at all.
-    const { request } = prepareExec(exec, { ...args, timeoutMs: undefined });
     const runner = requireRunner(exec.runner);
     if (!(runner instanceof BwrapRunner)) throw noProcessSandbox();
-    const command = {
-      command: request.command,
-      ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
-      ...(request.env ? { env: request.env } : {}),
-    };
+    const { shell: _shell, ...spec } = command;
     const started = await this.#deps.access.call(runId, false, (held, run) =>
       this.#actions.start(run, callId, command, (onOutput) =>
         runner.startProcess({
           workspaceDir: held.dir,
-          ...command,
+          ...spec,
           reuse: held.stamp,
           memoryLimitBytes: exec.limits.memoryLimitBytes,
           pidsLimit: exec.limits.pidsLimit,

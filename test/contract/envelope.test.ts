@@ -143,6 +143,16 @@ t.test('a valid call of every action parses, defaults applied', async (t) => {
       args: { processId: PROC, timeoutMs: 0 },
       expected: { processId: PROC, timeoutMs: 0 },
     },
+    {
+      action: 'process_resize',
+      args: { processId: PROC, cols: 120, rows: 40 },
+      expected: { processId: PROC, cols: 120, rows: 40 },
+    },
+    {
+      action: 'process_shell',
+      args: { cols: 80, rows: 24 },
+      expected: { cols: 80, rows: 24 },
+    },
     { action: 'build', args: {}, expected: {} },
     {
       action: 'build',

@@ -45,7 +45,12 @@ const FULL: Record<ToolActionName, Record<string, unknown>> = {
   },
   fetch: { url: 'https://e.com', path: 'a', maxBytes: 10, timeoutMs: 1000 },
   promote_artifact: { path: 'a/b.md', name: 'b.md', contentType: 'text/markdown' },
-  process_start: { command: 'python3 -m http.server', cwd: 'site', env: { PORT: '8000' } },
+  process_start: {
+    command: 'python3 -m http.server',
+    cwd: 'site',
+    env: { PORT: '8000' },
+    pty: { cols: 80, rows: 24 },
+  },
   process_list: { running: true, limit: 10 },
   process_output: {
     processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
@@ -57,6 +62,7 @@ const FULL: Record<ToolActionName, Record<string, unknown>> = {
   process_write: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', stdin: 'x', eof: true },
   process_signal: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', signal: 'SIGINT' },
   process_wait: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', timeoutMs: 0 },
+  process_resize: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', cols: 80, rows: 24 },
 };
 
 t.test('the definition is JSON with an object at the top', async (t) => {
@@ -90,6 +96,7 @@ t.test('every action but build is offered', async (t) => {
     'process_write',
     'process_signal',
     'process_wait',
+    'process_resize',
   ]);
   t.notOk(offered?.includes('build'));
   const titles = params.properties?.args?.anyOf?.map((branch) => branch.title);

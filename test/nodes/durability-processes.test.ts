@@ -95,42 +95,45 @@ t.test('a process outlives its caller, and its replica’s loss ends it lost', a
   await mesh.stop();
 });
 
-t.test('a replica’s stop gives its processes the grace, then ends them node_stopping', async (t) => {
-  const mesh = await DurableMesh.start(t, {
-    store: 'fs',
-    nodes: ['wb-a'],
-    env: { MEMQL_RUNNER: 'bwrap' },
-    args: ['--shutdown-grace-ms=2000'],
-  });
-  const run = await mesh.run('run-stop', 'wb-a');
-  // One ends on SIGTERM after writing a file; one ignores it and is killed after the grace.
-  const polite =
-    'import signal,sys,time\ndef bye(*_):\n    open("bye.txt","w").write("stopped\\n")\n    sys.exit(0)\nsignal.signal(signal.SIGTERM, bye)\nprint("up", flush=True)\ntime.sleep(600)';
-  const stubborn =
-    'import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint("up", flush=True)\ntime.sleep(600)';
-  const ids: string[] = [];
-  for (const script of [polite, stubborn]) {
-    const r = await mesh.dispatch(run, 'process_start', { command: `python3 -u -c '${script}'` });
-    const { processId } = okPayload<{ processId: string }>(t, r, 'process_start');
-    ids.push(processId);
-    await eventually('it is up', async () => {
-      const out = await mesh.dispatch(run, 'process_output', { processId });
-      return out.result.ok && (out.result.payload as { data: string }).data === 'up\n';
+t.test(
+  'a replica’s stop gives its processes the grace, then ends them node_stopping',
+  async (t) => {
+    const mesh = await DurableMesh.start(t, {
+      store: 'fs',
+      nodes: ['wb-a'],
+      env: { MEMQL_RUNNER: 'bwrap' },
+      args: ['--shutdown-grace-ms=2000'],
     });
-  }
-  await mesh.replica('wb-a').proc.stop('SIGTERM', 60_000);
-  const rows = await mesh.db.query<{ id: string; status: string; signal: string | null }>(
-    'select id, status, signal from workspace_process where run_id = $1',
-    [run],
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  t.match(byId.get(ids[0]!), { status: 'node_stopping' }, 'ended within the grace');
-  // Its shell ends on SIGTERM; python, ignoring it, is killed after the grace.
-  t.match(byId.get(ids[1]!), { status: 'node_stopping' }, 'ended after it');
-  const file = await mesh.db.query(
-    `select size from workspace_file where run_id = $1 and path = 'bye.txt'`,
-    [run],
-  );
-  t.equal(file.length, 1, 'what it wrote on its way out is kept');
-  await mesh.stop();
-});
+    const run = await mesh.run('run-stop', 'wb-a');
+    // One ends on SIGTERM after writing a file; one ignores it and is killed after the grace.
+    const polite =
+      'import signal,sys,time\ndef bye(*_):\n    open("bye.txt","w").write("stopped\\n")\n    sys.exit(0)\nsignal.signal(signal.SIGTERM, bye)\nprint("up", flush=True)\ntime.sleep(600)';
+    const stubborn =
+      'import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint("up", flush=True)\ntime.sleep(600)';
+    const ids: string[] = [];
+    for (const script of [polite, stubborn]) {
+      const r = await mesh.dispatch(run, 'process_start', { command: `python3 -u -c '${script}'` });
+      const { processId } = okPayload<{ processId: string }>(t, r, 'process_start');
+      ids.push(processId);
+      await eventually('it is up', async () => {
+        const out = await mesh.dispatch(run, 'process_output', { processId });
+        return out.result.ok && (out.result.payload as { data: string }).data === 'up\n';
+      });
+    }
+    await mesh.replica('wb-a').proc.stop('SIGTERM', 60_000);
+    const rows = await mesh.db.query<{ id: string; status: string; signal: string | null }>(
+      'select id, status, signal from workspace_process where run_id = $1',
+      [run],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    t.match(byId.get(ids[0]!), { status: 'node_stopping' }, 'ended within the grace');
+    // Its shell ends on SIGTERM; python, ignoring it, is killed after the grace.
+    t.match(byId.get(ids[1]!), { status: 'node_stopping' }, 'ended after it');
+    const file = await mesh.db.query(
+      `select size from workspace_file where run_id = $1 and path = 'bye.txt'`,
+      [run],
+    );
+    t.equal(file.length, 1, 'what it wrote on its way out is kept');
+    await mesh.stop();
+  },
+);

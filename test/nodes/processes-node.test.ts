@@ -48,6 +48,8 @@ interface Node {
   proc: NodeProcess;
   url: string;
   token: string;
+  /** The person token of the same user. */
+  person: string;
 }
 
 async function startNode(): Promise<Node> {
@@ -64,6 +66,7 @@ async function startNode(): Promise<Node> {
     proc,
     url: /API: +(http:\/\/\S+?)\/v1/.exec(banner)![1]!,
     token: /token: +(\S+)/.exec(banner)![1]!,
+    person: /MEMQL_TOKEN=(\S+)/.exec(banner)![1]!,
   };
 }
 
@@ -427,3 +430,51 @@ t.test(
     t.match(usage.stderr, /--signal: expected one of SIGTERM/);
   },
 );
+
+t.test('memql shell: a person drives a terminal in the sandbox under tmux', async (t) => {
+  const runId = await newRun();
+  // Only a person opens one; through dispatch it is no tool loop's.
+  const refused = await json('POST', `/v1/runs/${runId}/shell`, { cols: 80, rows: 24 });
+  t.match(refused, { status: 403, body: { errorCode: 'person_required' } });
+  const viaDispatch = await call(runId, 'process_shell', { cols: 80, rows: 24 });
+  t.match(viaDispatch, { ok: false, errorCode: 'build_not_permitted' });
+
+  const socket = `memql-test-${process.pid}`;
+  const tmux = (...args: string[]) =>
+    finished(spawn('tmux', ['-L', socket, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  t.teardown(() => tmux('kill-server'));
+  const cli = nodeMain('cli');
+  const line = `env MEMQL_URL=${node.url} MEMQL_TOKEN=${node.person} ${process.execPath} ${cli} shell ${runId}; echo "memql exited $?"; read x`;
+  const made = await tmux('new-session', '-d', '-x', '100', '-y', '30', '-s', 'sh', line);
+  t.equal(made.code, 0, made.stderr);
+  const screen = async () => (await tmux('capture-pane', '-p', '-t', 'sh')).stdout;
+  const until = async (what: string, check: (text: string) => boolean) => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const text = await screen();
+      if (check(text)) return text;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const keys = (...k: string[]) => tmux('send-keys', '-t', 'sh', ...k);
+  await until('a prompt', (s) => /[$#] *$/m.test(s));
+  await keys('echo hi-$((6*7)) $(id -u)', 'Enter');
+  await until('the echo', (s) => s.includes('hi-42 10001'));
+  await keys('stty size', 'Enter');
+  await until('the size', (s) => /^30 100$/m.test(s));
+  await tmux('resize-window', '-t', 'sh', '-x', '120', '-y', '40');
+  await keys('stty size', 'Enter');
+  await until('the new size', (s) => /^40 120$/m.test(s));
+  await keys('sleep 300; echo not-interrupted', 'Enter');
+  await keys('C-c');
+  await keys('echo after-$((1+1))', 'Enter');
+  const after = await until('the interrupt', (s) => s.includes('after-2'));
+  t.notMatch(after, /^not-interrupted$/m, 'Ctrl-C reached the sleep');
+  await keys('echo made > by-shell.txt; exit 5', 'Enter');
+  await until('memql’s exit', (s) => s.includes('memql exited 5'));
+  const file = await ok(runId, 'fs_read', { path: 'by-shell.txt' });
+  t.equal(file.content, 'made\n', 'what the shell wrote is in the workspace');
+  const listed = await ok(runId, 'process_list', {});
+  t.match(listed.processes[0], { status: 'exited', exitCode: 5, pty: true });
+});

@@ -176,3 +176,39 @@ t.test(
     await process.ended;
   },
 );
+
+t.test('a terminal: a tty of the asked size, echo, resize with SIGWINCH, Ctrl-D', async (t) => {
+  const workspaceDir = await makeWorkspace(t);
+  const seen = collector();
+  const script = [
+    'import os, signal, sys',
+    'def size(*_):',
+    '    c, r = os.get_terminal_size(0)',
+    '    print(f"size {c}x{r}", flush=True)',
+    'signal.signal(signal.SIGWINCH, size)',
+    'print("tty", os.isatty(0), os.isatty(1), os.isatty(2), os.environ.get("TERM"), flush=True)',
+    'size()',
+    'for line in sys.stdin:',
+    '    print("line " + line.strip(), flush=True)',
+    'print("eof", flush=True)',
+  ].join('\n');
+  const proc = await runner.startProcess({
+    workspaceDir,
+    command: `exec python3 -u -c '${script}'`,
+    reuse: 'key-p',
+    pty: { cols: 100, rows: 30 },
+    onOutput: seen.onOutput,
+  });
+  await seen.saw('size 100x30');
+  t.match(seen.out.stdout, 'tty True True True xterm-256color');
+  proc.resize(120, 40);
+  await seen.saw('size 120x40');
+  proc.write(Buffer.from('hello\r'));
+  await seen.saw('line hello');
+  t.match(seen.out.stdout, 'hello\r\n', 'the terminal echoes what is typed');
+  proc.endInput();
+  const exit = await proc.ended;
+  t.match(seen.out.stdout, 'eof', 'Ctrl-D ends its input');
+  t.same([exit.exitCode, exit.lost], [0, false]);
+  t.equal(seen.out.stderr, '', 'a terminal has one stream');
+});

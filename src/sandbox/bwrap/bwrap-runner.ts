@@ -79,6 +79,8 @@ export interface ProcessSpec {
   readonly reuse: string;
   readonly memoryLimitBytes?: number;
   readonly pidsLimit?: number;
+  /** A terminal of this size as its stdin, stdout and stderr (`TERM=xterm-256color`). */
+  readonly pty?: { readonly cols: number; readonly rows: number };
   /** Receives its output as it comes. */
   readonly onOutput: OutputSink;
 }
@@ -362,7 +364,8 @@ export class BwrapRunner implements Runner {
       return await session.startProcess({
         command: spec.command,
         cwd: sandboxCwd(cwd),
-        env,
+        env: spec.pty ? { TERM: 'xterm-256color', ...env } : env,
+        ...(spec.pty ? { pty: spec.pty } : {}),
         onOutput: spec.onOutput,
       });
     } finally {

@@ -36,6 +36,7 @@ import {
   type AgentEvent,
   AgentEventReader,
   encodeAgentRequest,
+  encodeProcessResize,
   encodeProcessSignal,
   encodeProcessStdin,
   encodeProcessStdinEnd,
@@ -106,6 +107,11 @@ export interface SessionProcessStart {
   readonly cwd: string;
   /** Its whole environment. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * A terminal of this size as its stdin, stdout and stderr: its output (echo included)
+   * comes as `stdout`, and the end of its input is a Ctrl-D.
+   */
+  readonly pty?: { readonly cols: number; readonly rows: number };
   /** Receives its output as it comes, in order. */
   readonly onOutput: OutputSink;
 }
@@ -126,6 +132,8 @@ export interface SessionProcess {
   endInput(): void;
   /** Sends a signal to its process group. */
   signal(name: NodeJS.Signals): void;
+  /** Resizes its terminal (nothing for a process without one). */
+  resize(cols: number, rows: number): void;
   /** Resolves once it has ended and all its output was delivered. */
   readonly ended: Promise<ProcessExit>;
 }
@@ -254,6 +262,9 @@ export class BwrapSession {
                 requests?.write(encodeProcessSignal(id, n));
               }
             },
+            resize: (cols, rows) => {
+              if (this.processes.has(id)) requests?.write(encodeProcessResize(id, cols, rows));
+            },
             ended,
           }),
         exited: (exit) => {
@@ -265,7 +276,13 @@ export class BwrapSession {
       };
       this.processes.set(id, live);
       requests?.write(
-        encodeStartProcess({ id, command: start.command, cwd: start.cwd, env: start.env }),
+        encodeStartProcess({
+          id,
+          command: start.command,
+          cwd: start.cwd,
+          env: start.env,
+          ...(start.pty ? { pty: start.pty } : {}),
+        }),
       );
     });
   }

@@ -91,14 +91,27 @@ sub tidy { return 1 if %bgid; my $clean = 1;
   for my $f ('/proc/sysvipc/shm', '/proc/sysvipc/sem', '/proc/sysvipc/msg') {
     open(my $h, '<', $f) or next; my @lines = <$h>; close $h; $clean = 0 if @lines > 1; }
   return $clean; }
-sub spawn { my ($command, $cwd, $own_session, @env) = @_;
-  pipe(my $in_r, my $in_w) or exit 121; pipe(my $out_r, my $out_w) or exit 121; pipe(my $err_r, my $err_w) or exit 121;
+sub winsize { my ($fh, $rows, $cols) = @_; ioctl($fh, 0x5414, pack('S4', $rows, $cols, 0, 0)); }
+sub open_pty { my ($rows, $cols) = @_;
+  sysopen(my $m, '/dev/ptmx', O_RDWR | O_NOCTTY) or return;
+  my $unlock = pack('i', 0); ioctl($m, 0x40045431, $unlock) or return;
+  my $n = pack('i', 0); ioctl($m, 0x80045430, $n) or return;
+  winsize($m, $rows, $cols);
+  return ($m, '/dev/pts/' . unpack('i', $n)); }
+sub spawn { my ($command, $cwd, $own_session, $pty, @env) = @_;
+  my ($in_r, $in_w, $out_r, $out_w, $err_r, $err_w, $master, $slave);
+  if ($pty) { ($master, $slave) = open_pty(@$pty); return unless $master; }
+  else { pipe($in_r, $in_w) or exit 121; pipe($out_r, $out_w) or exit 121; pipe($err_r, $err_w) or exit 121; }
   my $pid = fork(); exit 121 unless defined $pid;
   if ($pid == 0) {
     $SIG{PIPE} = 'DEFAULT'; $SIG{CHLD} = 'DEFAULT';
     POSIX::setsid() if $own_session;
     POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
-    POSIX::dup2(fileno($in_r), 0); POSIX::dup2(fileno($out_w), 1); POSIX::dup2(fileno($err_w), 2);
+    if ($pty) {
+      # The terminal's other end, as its controlling terminal and its three streams.
+      sysopen(my $t, $slave, O_RDWR) or POSIX::_exit(126); ioctl($t, 0x540E, 0);
+      POSIX::dup2(fileno($t), $_) for 0, 1, 2; }
+    else { POSIX::dup2(fileno($in_r), 0); POSIX::dup2(fileno($out_w), 1); POSIX::dup2(fileno($err_w), 2); }
     opendir(my $fds, '/proc/self/fd'); my @open = grep { /^\d+$/ && $_ > 2 } readdir $fds; closedir $fds;
     POSIX::close($_) for @open;
     chdir($cwd) or do { syswrite(STDERR, "cannot enter the working directory: $!\n"); POSIX::_exit(125) };
@@ -106,6 +119,8 @@ sub spawn { my ($command, $cwd, $own_session, @env) = @_;
     exec { '/bin/sh' } 'sh', '-c', $command;
     syswrite(STDERR, "cannot run /bin/sh: $!\n"); POSIX::_exit(127);
   }
+  if ($pty) { open(my $w, '>&', $master) or exit 121; fcntl($w, F_SETFL, O_NONBLOCK);
+    return { pid => $pid, in => $w, out => $master, err => undef, inbuf => '', open => 1, pty => 1 }; }
   close $in_r; close $out_w; close $err_w;
   fcntl($in_w, F_SETFL, O_NONBLOCK);
   my $p = { pid => $pid, in => $in_w, out => $out_r, err => $err_r, inbuf => '', open => 2 };
@@ -124,7 +139,8 @@ sub reap_background { for my $p (values %bgid) {
       kill 'KILL', $_ for @left; }
     $p->{status} = $? if waitpid($p->{pid}, POSIX::WNOHANG()) == $p->{pid}; } }
 sub watch { my ($p, $kind, $id) = @_;
-  $reader{fileno $p->{out}} = [$kind, $id, 1, $p->{out}]; $reader{fileno $p->{err}} = [$kind, $id, 2, $p->{err}]; }
+  $reader{fileno $p->{out}} = [$kind, $id, 1, $p->{out}];
+  $reader{fileno $p->{err}} = [$kind, $id, 2, $p->{err}] if $p->{err}; }
 sub finish_background { my ($id) = @_; my $p = $bgid{$id};
   return unless defined $p->{status} && $p->{open} == 0;
   emit(pack('a N l> l>', 'Y', $id, ending($p->{status})));
@@ -134,15 +150,19 @@ sub request { my $hdr = readn($REQ, 4); exit 0 unless defined $hdr;
   my $kind = substr($payload, 0, 1, '');
   if ($kind eq 'R') { exit 123 if $cmd;
     my ($command, $cwd, $stdin, @env) = unpack('(N/a*)*', $payload);
-    $cmd = spawn($command, $cwd, 0, @env); $cmd->{inbuf} = $stdin; $cmd->{eof} = 1; watch($cmd, 'c', 0);
+    $cmd = spawn($command, $cwd, 0, undef, @env); $cmd->{inbuf} = $stdin; $cmd->{eof} = 1; watch($cmd, 'c', 0);
     return; }
-  if ($kind eq 'B') { my $id = unpack('N', substr($payload, 0, 4, ''));
+  if ($kind eq 'B') { my ($id, $rows, $cols) = unpack('N n n', substr($payload, 0, 8, ''));
     my ($command, $cwd, @env) = unpack('(N/a*)*', $payload);
-    my $p = spawn($command, $cwd, 1, @env); $bgid{$id} = $p; $bgsid{$p->{pid}} = $id; watch($p, 'b', $id);
+    my $p = spawn($command, $cwd, 1, $rows ? [$rows, $cols] : undef, @env);
+    # No terminal could be made: started and ended at once, as a shell that cannot run.
+    if (!$p) { emit(pack('a N l>', 'P', $id, 0)); emit(pack('a N l> l>', 'Y', $id, 126, 0)); return; }
+    $bgid{$id} = $p; $bgsid{$p->{pid}} = $id; watch($p, 'b', $id);
     emit(pack('a N l>', 'P', $id, $p->{pid})); return; }
   my $id = unpack('N', substr($payload, 0, 4, '')); my $p = $bgid{$id}; return unless $p;
   if ($kind eq 'W') { $p->{inbuf} .= $payload if $p->{in}; }
-  elsif ($kind eq 'E') { $p->{eof} = 1; }
+  elsif ($kind eq 'E') { if ($p->{pty}) { $p->{inbuf} .= "\x04"; } else { $p->{eof} = 1; } }
+  elsif ($kind eq 'Z') { my ($rows, $cols) = unpack('n n', $payload); winsize($p->{out}, $rows, $cols) if $p->{pty}; }
   elsif ($kind eq 'K') { my $sig = unpack('C', $payload); kill $sig, -$p->{pid} if !defined $p->{status}; }
   else { exit 123; } }
 emit('S');
@@ -247,13 +267,21 @@ export interface AgentProcessRequest {
   readonly command: string;
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
+  /** A terminal of this size as its stdin, stdout and stderr (and controlling terminal). */
+  readonly pty?: { readonly cols: number; readonly rows: number };
 }
 
 /** The frame that starts a background process. */
 export function encodeStartProcess(request: AgentProcessRequest): Buffer {
+  const size = Buffer.alloc(4);
+  if (request.pty) {
+    size.writeUInt16BE(request.pty.rows, 0);
+    size.writeUInt16BE(request.pty.cols, 2);
+  }
   return frame(
     'B',
     u32(request.id),
+    size,
     ...field(request.command),
     ...field(request.cwd),
     ...envFields(request.env),
@@ -268,6 +296,14 @@ export function encodeProcessStdin(id: number, bytes: Uint8Array): Buffer {
 /** The frame that closes a background process's standard input (once what was written is). */
 export function encodeProcessStdinEnd(id: number): Buffer {
   return frame('E', u32(id));
+}
+
+/** The frame that resizes a background process's terminal (its group gets `SIGWINCH`). */
+export function encodeProcessResize(id: number, cols: number, rows: number): Buffer {
+  const size = Buffer.alloc(4);
+  size.writeUInt16BE(rows, 0);
+  size.writeUInt16BE(cols, 2);
+  return frame('Z', u32(id), size);
 }
 
 /** The frame that sends `signal` (a number) to a background process's process group. */

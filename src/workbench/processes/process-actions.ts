@@ -35,11 +35,15 @@ export interface ProcessCommand {
   readonly command: string;
   readonly cwd?: string;
   readonly env?: Record<string, string>;
+  /** Its terminal's size when it has one. */
+  readonly pty?: { readonly cols: number; readonly rows: number };
+  /** A person's shell (`process_shell`). */
+  readonly shell?: true;
 }
 
 /** A process row as the actions answer it. */
 export function processView(row: ProcessRow): ProcessView {
-  const request = row.request as { command?: unknown; cwd?: unknown };
+  const request = row.request as { command?: unknown; cwd?: unknown; pty?: unknown };
   return {
     processId: row.id,
     runId: row.runId,
@@ -52,6 +56,7 @@ export function processView(row: ProcessRow): ProcessView {
           : null,
     command: typeof request.command === 'string' ? request.command : '',
     cwd: typeof request.cwd === 'string' ? request.cwd : '.',
+    pty: request.pty !== undefined && request.pty !== null,
     exitCode: row.exitCode,
     signal: row.signal,
     stdoutBytes: row.stdoutBytes,
@@ -67,6 +72,7 @@ function sameCommand(recorded: Record<string, unknown>, asked: ProcessCommand): 
   const env = (e: unknown) => JSON.stringify(Object.entries(e ?? {}).sort());
   return (
     recorded.command === asked.command &&
+    JSON.stringify(recorded.pty ?? null) === JSON.stringify(asked.pty ?? null) &&
     (recorded.cwd ?? '.') === (asked.cwd ?? '.') &&
     env(recorded.env) === env(asked.env)
   );
@@ -172,6 +178,13 @@ export class ProcessActions {
     if (bytes.length > 0) handle.write(bytes);
     if (args.eof) handle.endInput();
     return { processId: args.processId, written: bytes.length, eof: args.eof };
+  }
+
+  /** Resizes a running process's terminal. */
+  async resize(runId: string, args: ActionArgs<'process_resize'>): Promise<ProcessView> {
+    const handle = await this.#control(runId, args.processId);
+    handle.resize(args.cols, args.rows);
+    return processView(await this.#own(runId, args.processId));
   }
 
   /** Signals a running process's process group. */

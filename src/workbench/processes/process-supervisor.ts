@@ -144,6 +144,13 @@ export class ProcessSupervisor {
     return this.#running.get(processId)?.ended ?? null;
   }
 
+  /** The recorded ends of `runId`'s processes running here now. */
+  endsIn(runId: string): Promise<ProcessRow | null>[] {
+    return [...this.#running.values()]
+      .filter((r) => r.runId === runId && r.ended !== undefined)
+      .map((r) => r.ended!);
+  }
+
   /** How many processes of `runId` run here. */
   liveIn(runId: string): number {
     let n = 0;
