@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -41,7 +41,11 @@ const ENV = {
   MEMQL_LOG_FORMAT: 'json',
   MEMQL_LOG_LEVEL: 'debug',
   MEMQL_PROCESS_MAX_PER_RUN: '3',
-  MEMQL_PROCESS_SYNC_MS: '200',
+  // Slower than the idle time below: the cadence's syncs do not keep a copy warm here.
+  MEMQL_PROCESS_SYNC_MS: '2000',
+  // Idle copies go fast, so the idle test sees sweeps; a copy with a process is in use.
+  MEMQL_HYDRATED_IDLE_TTL_MS: '500',
+  MEMQL_CLEANUP_INTERVAL_MS: '500',
 };
 
 interface Node {
@@ -50,6 +54,8 @@ interface Node {
   token: string;
   /** The person token of the same user. */
   person: string;
+  /** Where the workspace copies are. */
+  root: string;
 }
 
 async function startNode(): Promise<Node> {
@@ -67,6 +73,7 @@ async function startNode(): Promise<Node> {
     url: /API: +(http:\/\/\S+?)\/v1/.exec(banner)![1]!,
     token: /token: +(\S+)/.exec(banner)![1]!,
     person: /MEMQL_TOKEN=(\S+)/.exec(banner)![1]!,
+    root: /workspaces: +(\S+)/.exec(banner)![1]!,
   };
 }
 
@@ -477,4 +484,36 @@ t.test('memql shell: a person drives a terminal in the sandbox under tmux', asyn
   t.equal(file.content, 'made\n', 'what the shell wrote is in the workspace');
   const listed = await ok(runId, 'process_list', {});
   t.match(listed.processes[0], { status: 'exited', exitCode: 5, pty: true });
+});
+
+t.test('a running process keeps its copy and sandbox through idle sweeps', async (t) => {
+  const busy = await newRun();
+  const idle = await newRun();
+  await ok(idle, 'fs_write', { path: 'x.txt', content: 'x' });
+  const script =
+    'import sys\nfor line in sys.stdin:\n    print("echo " + line.strip(), flush=True)';
+  const { processId } = await ok(busy, 'process_start', { command: `python3 -u -c '${script}'` });
+  const copy = await stat(join(node.root, busy));
+  const sweeps = () => node.proc.lines.filter((l) => l.msg === 'workspace_command.temp_cleanup');
+  const before = sweeps().length;
+  // Sweeps until the idle run's copy is evicted, and one more after it.
+  await node.proc.waitFor(
+    () => {
+      const after = sweeps().slice(before);
+      const evictedAt = after.findIndex((l) => Number(l.warmEvicted) > 0);
+      return evictedAt >= 0 && after.length > evictedAt + 1 ? true : undefined;
+    },
+    'sweeps that evict the idle copy',
+    60_000,
+  );
+  t.equal(await stat(join(node.root, idle)).catch(() => null), null, 'the idle copy was evicted');
+  t.equal((await stat(join(node.root, busy))).ino, copy.ino, 'the busy copy never was');
+  await ok(busy, 'process_write', { processId, stdin: 'still here\n' });
+  await readUntil(busy, processId, (text) => text.includes('echo still here'));
+  t.match(await ok(busy, 'process_wait', { processId, timeoutMs: 0 }), { status: 'running' });
+  await ok(busy, 'process_signal', { processId, signal: 'SIGKILL' });
+  t.match(await ok(busy, 'process_wait', { processId, timeoutMs: 60_000 }), {
+    status: 'killed',
+    signal: 'SIGKILL',
+  });
 });
