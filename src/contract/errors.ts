@@ -183,6 +183,11 @@ export const ERROR_CODES = {
       'The run has as many background processes running as its node allows (MEMQL_PROCESS_MAX_PER_RUN); end one with process_signal, or wait for one to end, then start again.',
     category: 'policy',
   },
+  port_not_listening: {
+    meaning:
+      "Nothing listens on that port in the run's sandbox: start the server with process_start first, and check its output for the port it chose.",
+    category: 'caller',
+  },
   process_lost: {
     meaning:
       'The replica running the background process was lost; its output is kept up to its last flush and its files up to their last sync. Processes are not migrated: start it again.',

@@ -212,3 +212,29 @@ t.test('a terminal: a tty of the asked size, echo, resize with SIGWINCH, Ctrl-D'
   t.same([exit.exitCode, exit.lost], [0, false]);
   t.equal(seen.out.stderr, '', 'a terminal has one stream');
 });
+
+t.test('a port of the sandbox reached over the agent: HTTP, half-close, refusal', async (t) => {
+  const workspaceDir = await makeWorkspace(t);
+  await writeFile(join(workspaceDir, 'page.txt'), 'a page from the sandbox\n');
+  const server = await start(workspaceDir, 'exec python3 -u -m http.server 18766 --bind 127.0.0.1');
+  await server.seen.saw('Serving HTTP');
+  const conn = await runner.connectPort(workspaceDir, 18766);
+  const answer = new Promise<string>((resolve, reject) => {
+    let text = '';
+    conn.on('data', (c: Buffer) => {
+      text += c.toString();
+    });
+    conn.on('end', () => resolve(text));
+    conn.on('error', reject);
+  });
+  // The request, then the write side closed: the answer still comes.
+  conn.end('GET /page.txt HTTP/1.0\r\nHost: sandbox\r\n\r\n');
+  const text = await answer;
+  t.match(text, /^HTTP\/1\.0 200 OK/);
+  t.match(text, /\r\n\r\na page from the sandbox\n$/);
+  await t.rejects(runner.connectPort(workspaceDir, 18767), { code: 'port_not_listening' });
+  const other = await makeWorkspace(t);
+  await t.rejects(runner.connectPort(other, 18766), { code: 'port_not_listening' }, 'no sandbox');
+  server.process.signal('SIGKILL');
+  await server.process.ended;
+});

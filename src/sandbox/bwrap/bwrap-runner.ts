@@ -36,6 +36,7 @@
 import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import { type OutputSink, WorkbenchError } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -167,6 +168,8 @@ export class BwrapRunner implements Runner {
   private readonly noStagingReason: string | null;
   private warnedNoStaging = false;
   private readonly pool: SessionPool;
+  /** The sandbox of each workspace that runs its background processes (for its ports). */
+  private readonly processSessions = new Map<string, BwrapSession>();
   /** Whether warm sandboxes can run here (the agent's interpreter is present); looked up once. */
   private warmUsable: Promise<boolean> | undefined;
   private readonly log: Logger;
@@ -360,6 +363,7 @@ export class BwrapRunner implements Runner {
       session = null;
     }
     session ??= await this.startSession(spec.workspaceDir, limits, key, { forProcesses: true });
+    this.processSessions.set(spec.workspaceDir, session);
     try {
       return await session.startProcess({
         command: spec.command,
@@ -371,6 +375,24 @@ export class BwrapRunner implements Runner {
     } finally {
       this.pool.give(session);
     }
+  }
+
+  /**
+   * A connection to `port` on the loopback of the sandbox that runs `workspaceDir`'s
+   * background processes. `port_not_listening` when no such sandbox runs, or nothing
+   * listens on the port in it.
+   */
+  async connectPort(workspaceDir: string, port: number): Promise<Duplex> {
+    const session = this.processSessions.get(workspaceDir);
+    if (session === undefined || session.state === 'ended') {
+      this.processSessions.delete(workspaceDir);
+      throw new WorkbenchError(
+        'port_not_listening',
+        `port_not_listening: no background process runs in the run's sandbox, so nothing listens on port ${port}; start the server with process_start first`,
+        { port },
+      );
+    }
+    return session.connectPort(port);
   }
 
   /** Ends the warm sandbox of a workspace whose copy goes away. */

@@ -18,7 +18,8 @@
  */
 
 import { constants } from 'node:os';
-import type { OutputSink } from '../../contract/index.js';
+import { Duplex } from 'node:stream';
+import { type OutputSink, WorkbenchError } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { defineStateMachine, StateMachine } from '../../telemetry/state-machine.js';
 import type { CommandCgroup } from '../cgroups/index.js';
@@ -32,10 +33,14 @@ import {
   spawnLaunchChain,
 } from './bwrap-launch.js';
 import {
+  AGENT_CHUNK_BYTES,
   AGENT_FDS,
   type AgentEvent,
   AgentEventReader,
   encodeAgentRequest,
+  encodePortClose,
+  encodePortConnect,
+  encodePortData,
   encodeProcessResize,
   encodeProcessSignal,
   encodeProcessStdin,
@@ -170,6 +175,8 @@ export class BwrapSession {
   private tidied: Promise<void> = Promise.resolve();
   private readonly processes = new Map<number, LiveProcess>();
   private nextProcessId = 1;
+  private readonly ports = new Map<number, { conn: Duplex; connected: (ok: boolean) => void }>();
+  private nextPortId = 1;
 
   private constructor(options: SessionOptions) {
     this.workspaceDir = options.workspaceDir;
@@ -415,11 +422,75 @@ export class BwrapSession {
     while (this.listener === fn && this.queued.length > 0) fn(this.queued.shift()!);
   }
 
+  /**
+   * Opens a connection to `port` of the sandbox's loopback (a server a background
+   * process runs), carried by the agent. Rejects with `port_not_listening` when nothing
+   * listens there. Ending the stream's write side half-closes the connection; destroying
+   * it closes it.
+   */
+  connectPort(port: number): Promise<Duplex> {
+    if (this.state === 'ended' || this.state === 'starting') {
+      return Promise.reject(new Error(`a ${this.state} sandbox has no ports`));
+    }
+    const id = this.nextPortId++;
+    const requests = this.chain.fd(AGENT_FDS.requests);
+    return new Promise((resolve, reject) => {
+      const conn = new Duplex({
+        write: (chunk: Buffer, _encoding, done) => {
+          for (let at = 0; at < chunk.length; at += AGENT_CHUNK_BYTES) {
+            requests?.write(encodePortData(id, chunk.subarray(at, at + AGENT_CHUNK_BYTES)));
+          }
+          done();
+        },
+        final: (done) => {
+          if (this.ports.has(id)) requests?.write(encodePortClose(id, true));
+          done();
+        },
+        read: () => {},
+        destroy: (err, done) => {
+          if (this.ports.delete(id)) requests?.write(encodePortClose(id, false));
+          done(err);
+        },
+      });
+      this.ports.set(id, {
+        conn,
+        connected: (ok) => {
+          if (ok) return resolve(conn);
+          this.ports.delete(id);
+          reject(
+            new WorkbenchError(
+              'port_not_listening',
+              `port_not_listening: nothing listens on port ${port} in the run's sandbox; start the server with process_start first, and check its output (process_output) for the port it chose`,
+              { port },
+            ),
+          );
+        },
+      });
+      requests?.write(encodePortConnect(id, port));
+    });
+  }
+
   private deliver(event: AgentEvent | 'gone'): void {
     if (event === 'gone') {
       for (const live of [...this.processes.values()]) {
         live.exited({ exitCode: null, signal: null, lost: true });
       }
+      for (const [id, port] of [...this.ports]) {
+        this.ports.delete(id);
+        port.connected(false);
+        port.conn.destroy(new Error('the sandbox ended'));
+      }
+    } else if (event.kind === 'port_connected') {
+      this.ports.get(event.id)?.connected(event.ok);
+      return;
+    } else if (event.kind === 'port_data') {
+      this.ports.get(event.id)?.conn.push(event.chunk);
+      return;
+    } else if (event.kind === 'port_closed') {
+      const port = this.ports.get(event.id);
+      this.ports.delete(event.id);
+      port?.conn.push(null);
+      return;
     } else if (event.kind === 'process_started') {
       const live = this.processes.get(event.id);
       const started = live?.started;

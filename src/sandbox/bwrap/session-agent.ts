@@ -50,7 +50,7 @@ export const LEFTOVER_GRACE_S = 2;
 /** The agent's program, run as `perl -e`. */
 export const AGENT_SOURCE = String.raw`
 use strict; use warnings; no warnings 'exec';
-use POSIX (); use IO::Select; use Fcntl; use File::Path ();
+use POSIX (); use IO::Select; use Fcntl; use File::Path (); use Socket;
 $SIG{PIPE} = 'IGNORE';
 open(my $REQ, '<&=', ${AGENT_FDS.requests}) or exit 120;
 open(my $EV, '>&=', ${AGENT_FDS.events}) or exit 120;
@@ -66,7 +66,7 @@ sub emit { my ($data) = @_; my $off = 0;
   while ($off < length $data) { my $w = syswrite($EV, $data, length($data) - $off, $off);
     if (!defined $w) { exit 122 unless again(); my $v = ''; vec($v, fileno($EV), 1) = 1; select(undef, $v, undef, 1); next; }
     $off += $w; } }
-my (%bgid, %bgsid, %reader, $cmd);
+my (%bgid, %bgsid, %reader, %conn, $cmd);
 sub session_of { my ($pid) = @_; open(my $h, '<', "/proc/$pid/stat") or return (undef, undef);
   my $line = <$h>; close $h;
   return (undef, undef) unless defined $line && $line =~ /.*\)\s+(\S)\s+\S+\s+\S+\s+(\d+)/s;
@@ -159,6 +159,15 @@ sub request { my $hdr = readn($REQ, 4); exit 0 unless defined $hdr;
     if (!$p) { emit(pack('a N l>', 'P', $id, 0)); emit(pack('a N l> l>', 'Y', $id, 126, 0)); return; }
     $bgid{$id} = $p; $bgsid{$p->{pid}} = $id; watch($p, 'b', $id);
     emit(pack('a N l>', 'P', $id, $p->{pid})); return; }
+  if ($kind eq 'C') { my ($id, $port) = unpack('N n', $payload); my $s;
+    # A connection to a port of the sandbox's loopback, for the node's port route.
+    if (socket($s, PF_INET, SOCK_STREAM, 0) && connect($s, pack_sockaddr_in($port, inet_aton('127.0.0.1')))) {
+      fcntl($s, F_SETFL, O_NONBLOCK); $conn{$id} = { sock => $s, outbuf => '' }; emit(pack('a N C', 'G', $id, 1)); }
+    else { emit(pack('a N C', 'G', $id, 0)); }
+    return; }
+  if ($kind eq 'U') { my $id = unpack('N', substr($payload, 0, 4, '')); my $c = $conn{$id}; $c->{outbuf} .= $payload if $c; return; }
+  if ($kind eq 'V') { my ($id, $how) = unpack('N C', $payload); my $c = $conn{$id}; return unless $c;
+    if ($how) { close $c->{sock}; delete $conn{$id}; } else { $c->{closing} = 1; } return; }
   my $id = unpack('N', substr($payload, 0, 4, '')); my $p = $bgid{$id}; return unless $p;
   if ($kind eq 'W') { $p->{inbuf} .= $payload if $p->{in}; }
   elsif ($kind eq 'E') { if ($p->{pty}) { $p->{inbuf} .= "\x04"; } else { $p->{eof} = 1; } }
@@ -168,8 +177,12 @@ sub request { my $hdr = readn($REQ, 4); exit 0 unless defined $hdr;
 emit('S');
 my $settled;
 while (1) {
-  my $rsel = IO::Select->new($REQ, $sigr, map { $_->[3] } values %reader);
+  for my $id (keys %conn) { my $c = $conn{$id};
+    # The node's end of the stream is done: the socket's write side closes once flushed.
+    if ($c->{closing} && !$c->{shut} && !length $c->{outbuf}) { shutdown($c->{sock}, 1); $c->{shut} = 1; } }
+  my $rsel = IO::Select->new($REQ, $sigr, (map { $_->[3] } values %reader), (map { $_->{sock} } values %conn));
   my $wsel = IO::Select->new();
+  $wsel->add($_->{sock}) for grep { length $_->{outbuf} } values %conn;
   for my $p (($cmd ? ($cmd) : ()), values %bgid) {
     next unless $p->{in};
     if (length $p->{inbuf}) { $wsel->add($p->{in}); }
@@ -180,6 +193,12 @@ while (1) {
   for my $fh (@{ $r // [] }) {
     if ($fh == $sigr) { sysread($sigr, my $x, 64); next; }
     if ($fh == $REQ) { request(); next; }
+    if (my ($cid) = grep { $conn{$_}{sock} == $fh } keys %conn) {
+      my $n = sysread($fh, my $buf, ${AGENT_CHUNK_BYTES});
+      next if !defined $n && again();
+      if ($n) { emit(pack('a N N', 'H', $cid, $n) . $buf); }
+      else { emit(pack('a N', 'J', $cid)); close $fh; delete $conn{$cid}; }
+      next; }
     my $entry = $reader{fileno $fh}; next unless $entry;
     my ($kind, $id, $stream) = @$entry;
     my $n = sysread($fh, my $buf, ${AGENT_CHUNK_BYTES});
@@ -189,6 +208,11 @@ while (1) {
     if ($kind eq 'c') { emit(pack('a C N', 'O', $stream, $n) . $buf); }
     else { emit(pack('a N C N', 'Q', $id, $stream, $n) . $buf); } }
   for my $fh (@{ $w // [] }) {
+    if (my ($cid) = grep { $conn{$_}{sock} == $fh } keys %conn) { my $c = $conn{$cid};
+      my $n = syswrite($fh, $c->{outbuf}, ${AGENT_CHUNK_BYTES});
+      next if !defined $n && again();
+      if (!defined $n) { emit(pack('a N', 'J', $cid)); close $fh; delete $conn{$cid}; next; }
+      substr($c->{outbuf}, 0, $n) = ''; next; }
     for my $p (($cmd ? ($cmd) : ()), values %bgid) {
       next unless $p->{in} && $p->{in} == $fh;
       my $n = syswrite($fh, $p->{inbuf}, ${AGENT_CHUNK_BYTES});
@@ -311,6 +335,26 @@ export function encodeProcessSignal(id: number, signal: number): Buffer {
   return frame('K', u32(id), Buffer.from([signal & 0xff]));
 }
 
+/** The frame that opens connection `id` to `port` of the sandbox's loopback. */
+export function encodePortConnect(id: number, port: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(port);
+  return frame('C', u32(id), b);
+}
+
+/** The frame that sends bytes on connection `id`. */
+export function encodePortData(id: number, bytes: Uint8Array): Buffer {
+  return frame('U', u32(id), Buffer.from(bytes));
+}
+
+/**
+ * The frame that ends connection `id`: `half` closes its write side once what was sent
+ * is written (the other side may still answer); otherwise it is closed at once.
+ */
+export function encodePortClose(id: number, half: boolean): Buffer {
+  return frame('V', u32(id), Buffer.from([half ? 0 : 1]));
+}
+
 /** One event from the agent. */
 export type AgentEvent =
   | { readonly kind: 'ready' }
@@ -324,6 +368,9 @@ export type AgentEvent =
       readonly stream: OutputStream;
       readonly chunk: Buffer;
     }
+  | { readonly kind: 'port_connected'; readonly id: number; readonly ok: boolean }
+  | { readonly kind: 'port_data'; readonly id: number; readonly chunk: Buffer }
+  | { readonly kind: 'port_closed'; readonly id: number }
   | {
       readonly kind: 'process_exit';
       readonly id: number;
@@ -391,6 +438,25 @@ export class AgentEventReader {
       case 'D': {
         if (p.length < 2) return null;
         return { kind: 'done', reusable: this.take(2)[1] === 1 };
+      }
+      case 'G': {
+        if (p.length < 6) return null;
+        const f = this.take(6);
+        return { kind: 'port_connected', id: f.readUInt32BE(1), ok: f[5] === 1 };
+      }
+      case 'H': {
+        if (p.length < 9) return null;
+        const length = p.readUInt32BE(5);
+        if (length === 0 || length > AGENT_CHUNK_BYTES) {
+          throw new Error('the sandbox agent sent a malformed port data frame');
+        }
+        if (p.length < 9 + length) return null;
+        const f = this.take(9 + length);
+        return { kind: 'port_data', id: f.readUInt32BE(1), chunk: Buffer.from(f.subarray(9)) };
+      }
+      case 'J': {
+        if (p.length < 5) return null;
+        return { kind: 'port_closed', id: this.take(5).readUInt32BE(1) };
       }
       case 'P': {
         if (p.length < 9) return null;
