@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import type {
   Authority,
@@ -59,6 +60,12 @@ export interface ApiDeps {
    * sees it at once. Other nodes learn it through the store's notice.
    */
   onRunNetworkChanged?: (runId: string, policy: EgressPolicy) => void;
+  /**
+   * Opens a connection to a port in a run's sandbox (the port route): the in-process
+   * workbench's `openPort`. Absent: this node's workbenches are remote, which the port
+   * route does not reach (`unavailable`).
+   */
+  openPort?: (runId: string, port: number) => Promise<Duplex>;
   /** Served at `/metrics`; an empty text when absent. */
   metrics?: Registry;
   log: Logger;

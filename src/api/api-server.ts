@@ -15,6 +15,7 @@
  * | `POST /v1/dispatch/stream?cancelOnDisconnect=` | NDJSON output lines, then one result line |
  * | `PUT /v1/runs/:runId/files?path=&mode=` | the body as the file, whole or not at all: the `fs_write` answer |
  * | `GET /v1/runs/:runId/files?path=` | the file's bytes (see `file-routes.ts`) |
+ * | any method, and WebSocket, `/v1/runs/:runId/ports/:port/...` | a port of the run's sandbox, forwarded (see `port-routes.ts`) |
  * | `POST`, `GET /v1/runs/:runId/processes[/:processId[/output\|stdin\|signal\|wait\|resize]]`, `POST /v1/runs/:runId/shell` | a run's background processes and a person's terminal (see `process-routes.ts`) |
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
@@ -74,6 +75,7 @@ import {
 } from './http-io.js';
 import { setRunNetworkRoute } from './network-routes.js';
 import { answerParseError } from './parse-refusal.js';
+import { portRoute, portUpgrade } from './port-routes.js';
 import {
   getProcessRoute,
   listProcessesRoute,
@@ -170,6 +172,11 @@ const ROUTES: Route[] = [
     handler: processResizeRoute,
   },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/shell$`), handler: shellRoute },
+  ...['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => ({
+    method,
+    pattern: new RegExp(`^/v1/runs/${ID}/ports/(\\d{1,5})(?:/.*)?$`),
+    handler: portRoute,
+  })),
   { method: 'POST', pattern: /^\/v1\/dispatch$/, handler: dispatchRoute },
   { method: 'POST', pattern: /^\/v1\/dispatch\/stream$/, handler: dispatchStreamRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/commands/${ID}$`), handler: getCommandRoute },
@@ -372,6 +379,8 @@ export async function startApiServer(deps: ApiDeps, listen: ListenAddress): Prom
   });
   server.requestTimeout = 0;
   server.on('clientError', answerParseError);
+  // A WebSocket to a run's port; any other upgrade is refused.
+  server.on('upgrade', (req, socket, head) => void portUpgrade(deps, req, socket, head));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => {

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { EgressPolicy, OutputSink } from '../contract/index.js';
 import {
   type Authority,
@@ -355,6 +356,14 @@ export class WorkbenchHost {
     const released = await releaseRun(this.release, runId);
     await Promise.all(ends);
     return released;
+  }
+
+  /**
+   * A connection to `port` on the loopback of the run's sandbox here, for the port
+   * route: where its background processes listen. `port_not_listening` otherwise.
+   */
+  openPort(runId: string, port: number): Promise<Duplex> {
+    return this.processes.openPort(runId, port);
   }
 
   /**

@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { Duplex } from 'node:stream';
 import type {
   Envelope,
   ProcessStartPayload,
@@ -172,6 +173,16 @@ export class ProcessCalls {
       void ended.finally(() => this.#deps.warm.end(runId)).catch(() => undefined);
     }
     return started;
+  }
+
+  /**
+   * A connection to `port` in the sandbox of the run's background processes on this
+   * node (`port_not_listening` when none runs, or nothing listens there).
+   */
+  openPort(runId: string, port: number): Promise<Duplex> {
+    const runner = requireRunner(this.#deps.exec.runner);
+    if (!(runner instanceof BwrapRunner)) throw noProcessSandbox();
+    return runner.connectPort(this.#deps.access.dirOf(runId), port);
   }
 
   /** Commits what a run's processes wrote, as the workspace's holder. */

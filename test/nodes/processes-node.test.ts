@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -517,3 +520,111 @@ t.test('a running process keeps its copy and sandbox through idle sweeps', async
     signal: 'SIGKILL',
   });
 });
+
+const PORT_SERVER = `import base64, hashlib, http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+            accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", accept)
+            self.end_headers()
+            self.wfile.flush()
+            first = self.rfile.read(2)
+            mask = self.rfile.read(4)
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(first[1] & 127)))
+            out = b"echo " + data
+            self.wfile.write(bytes([0x81, len(out)]) + out)
+            self.wfile.flush()
+            return
+        body = ("path %s auth %s\\n" % (self.path, self.headers.get("Authorization"))).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/plain")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        data = self.rfile.read(int(self.headers["content-length"]))
+        self.send_response(201)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[::-1])
+    def log_message(self, *a):
+        pass
+socketserver.TCPServer.allow_reuse_address = True
+server = socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), H)
+print("listening", flush=True)
+server.serve_forever()
+`;
+
+/** A WebSocket exchange of one text message over `socket`, after the handshake. */
+async function webSocketEcho(target: URL, token: string, text: string) {
+  const socket = connect(Number(target.port), target.hostname);
+  await once(socket, 'connect');
+  const key = randomBytes(16).toString('base64');
+  socket.write(
+    `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
+  let got = Buffer.alloc(0);
+  const more = async () => {
+    const [chunk] = (await once(socket, 'data')) as [Buffer];
+    got = Buffer.concat([got, chunk]);
+  };
+  while (!got.includes('\r\n\r\n')) await more();
+  const end = got.indexOf('\r\n\r\n') + 4;
+  const head = got.subarray(0, end).toString();
+  got = got.subarray(end);
+  const payload = Buffer.from(text);
+  const mask = randomBytes(4);
+  socket.write(
+    Buffer.concat([
+      Buffer.from([0x81, 0x80 | payload.length]),
+      mask,
+      Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!)),
+    ]),
+  );
+  while (got.length < 2 || got.length < 2 + (got[1]! & 127)) await more();
+  socket.destroy();
+  return { head, message: got.subarray(2, 2 + (got[1]! & 127)).toString() };
+}
+
+t.test(
+  'the port route: HTTP and WebSocket to a server in the sandbox, the owner only',
+  async (t) => {
+    const runId = await newRun();
+    const port = 18_767;
+    await ok(runId, 'fs_write', { path: 'server.py', content: PORT_SERVER });
+    const { processId } = await ok(runId, 'process_start', {
+      command: `python3 -u server.py ${port}`,
+    });
+    await readUntil(runId, processId, (text) => text.includes('listening'));
+    const base = `${node.url}/v1/runs/${runId}/ports/${port}`;
+    const auth = { authorization: `Bearer ${node.token}` };
+    const got = await fetch(`${base}/some/where?x=1`, { headers: auth });
+    t.equal(got.status, 200);
+    t.equal(await got.text(), 'path /some/where?x=1 auth None\n', 'the credential stays out');
+    const posted = await fetch(`${base}/echo`, { method: 'POST', headers: auth, body: 'abc' });
+    t.same([posted.status, await posted.text()], [201, 'cba']);
+
+    const ws = await webSocketEcho(new URL(`${base}/ws`), node.token, 'hello');
+    t.match(ws.head, /^HTTP\/1\.1 101 /);
+    t.equal(ws.message, 'echo hello', 'a WebSocket message and its answer');
+
+    const nobody = await fetch(`${base}/`);
+    t.equal(nobody.status, 401, 'no token, no port');
+    const other = await fetch(`${node.url}/v1/runs/run-nobody/ports/${port}/`, { headers: auth });
+    t.equal(other.status, 404, 'not the caller’s run');
+    const closed = await fetch(`${node.url}/v1/runs/${runId}/ports/${port + 1}/`, {
+      headers: auth,
+    });
+    t.equal(closed.status, 502);
+    t.match(await closed.json(), { errorCode: 'port_not_listening' });
+    await ok(runId, 'process_signal', { processId, signal: 'SIGKILL' });
+    await ok(runId, 'process_wait', { processId, timeoutMs: 60_000 });
+  },
+);
