@@ -15,6 +15,7 @@ import { execMesh } from './exec-mesh.js';
 import { filesMesh } from './files-mesh.js';
 import { hydrate } from './hydrate.js';
 import { memory } from './memory.js';
+import { ports } from './ports.js';
 import { processes } from './processes.js';
 import { queue } from './queue.js';
 import { syncScaling } from './sync-scaling.js';
@@ -41,4 +42,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 11, name: 'bulk files', run: bulkFiles },
   { id: 12, name: 'egress', run: egress },
   { id: 13, name: 'processes', run: processes },
+  { id: 14, name: 'port route', run: ports },
 ];
