@@ -103,8 +103,15 @@ export class ProcessCalls {
   /** Runs one `process_*` call. */
   handle(envelope: ProcessEnvelope, signal?: AbortSignal): Promise<unknown> {
     const { runId } = envelope;
-    const held = <T>(work: () => Promise<T>) =>
-      this.#deps.access.call(runId, false, async () => work());
+    // Reads and controls need the run's workspace held here, not the run's lock (a
+    // bounded command holds that while it runs): on the holder they go straight on; on
+    // another node the workspace is reached as for a file action (a lost holder's is
+    // taken over, which ends its processes lost).
+    const held = async <T>(work: () => Promise<T>): Promise<T> => {
+      const { live } = await this.#deps.access.look(runId);
+      if (live?.nodeId === this.#deps.nodeId) return work();
+      return this.#deps.access.call(runId, false, async () => work());
+    };
     switch (envelope.action) {
       case 'process_start': {
         const { pty, ...args } = envelope.args;

@@ -628,3 +628,35 @@ t.test(
     await ok(runId, 'process_wait', { processId, timeoutMs: 60_000 });
   },
 );
+
+t.test('a process is read and driven while a long bounded command holds the run', async (t) => {
+  const runId = await newRun();
+  const script = 'import sys\nfor line in sys.stdin:\n    print("got " + line.strip(), flush=True)';
+  const { processId } = await ok(runId, 'process_start', { command: `python3 -u -c '${script}'` });
+  const long = call(
+    runId,
+    'exec',
+    { command: `python3 -c 'import time; time.sleep(600)'` },
+    {
+      callId: 'long-one',
+    },
+  );
+  const running = async () =>
+    (
+      await sql`select status from workspace_command where run_id = ${runId} and call_id = 'long-one'`
+    )[0]?.status;
+  while ((await running()) !== 'running') {
+    await ok(runId, 'process_wait', { processId, timeoutMs: 50 });
+  }
+  await ok(runId, 'process_write', { processId, stdin: 'during\n' });
+  await readUntil(runId, processId, (text) => text.includes('got during'));
+  t.equal(await running(), 'running', 'read and written while the command runs');
+  await ok(runId, 'process_write', { processId, eof: true });
+  t.match(await ok(runId, 'process_wait', { processId, timeoutMs: 60_000 }), {
+    status: 'exited',
+  });
+  t.equal(await running(), 'running', 'its end seen while the command still runs');
+  const cancelled = await json('POST', `/v1/runs/${runId}/calls/long-one/cancel`);
+  t.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+  t.match(await long, { ok: true, payload: { cancelled: true } });
+});

@@ -241,7 +241,17 @@ export class ProcessSupervisor {
     exit: ProcessExit,
   ): Promise<ProcessRow | null> {
     await output.close();
-    await this.#sync(runId);
+    // Its files are synced before its end is seen, unless the run is held by something
+    // long (a bounded command, whose own sync keeps them): then the end waits at most a
+    // sync period, and the sync goes on after it.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#sync(runId),
+      new Promise<void>((resolve) => {
+        waited = setTimeout(resolve, this.#o.syncMs ?? 5000);
+      }),
+    ]);
+    clearTimeout(waited);
     this.#running.delete(id);
     // During the node's stop every end is the stop's: the process had its grace.
     const outcome = this.#stopping
