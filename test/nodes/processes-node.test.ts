@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, watch, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -454,9 +454,17 @@ t.test('memql shell: a person drives a terminal in the sandbox under tmux', asyn
     finished(spawn('tmux', ['-L', socket, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
   t.teardown(() => tmux('kill-server'));
   const cli = nodeMain('cli');
-  const line = `env MEMQL_URL=${node.url} MEMQL_TOKEN=${node.person} ${process.execPath} ${cli} shell ${runId}; echo "memql exited $?"; read x`;
+  // The pane waits until its output is piped to a file, whose changes wake the checks.
+  const piped = join(cwd, 'pane.out');
+  await writeFile(piped, '');
+  const line = `tmux -L ${socket} wait-for go; env MEMQL_URL=${node.url} MEMQL_TOKEN=${node.person} ${process.execPath} ${cli} shell ${runId}; echo "memql exited $?"; read x`;
   const made = await tmux('new-session', '-d', '-x', '100', '-y', '30', '-s', 'sh', line);
   t.equal(made.code, 0, made.stderr);
+  await tmux('pipe-pane', '-t', 'sh', '-o', `cat >> ${piped}`);
+  const stopWatching = new AbortController();
+  t.teardown(() => stopWatching.abort());
+  const changes = watch(piped, { signal: stopWatching.signal })[Symbol.asyncIterator]();
+  await tmux('wait-for', '-S', 'go');
   const screen = async () => (await tmux('capture-pane', '-p', '-t', 'sh')).stdout;
   const until = async (what: string, check: (text: string) => boolean) => {
     const deadline = Date.now() + 60_000;
@@ -464,7 +472,15 @@ t.test('memql shell: a person drives a terminal in the sandbox under tmux', asyn
       const text = await screen();
       if (check(text)) return text;
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
-      await new Promise((r) => setTimeout(r, 50));
+      // The pane wrote more (changes that came meanwhile are queued, none is lost).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        changes.next(),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, deadline - Date.now());
+        }),
+      ]);
+      clearTimeout(timer);
     }
   };
   const keys = (...k: string[]) => tmux('send-keys', '-t', 'sh', ...k);

@@ -175,9 +175,18 @@ t.test(
       log,
     });
     const { run, workspaceDir } = await fixture(t);
-    const start = (command: string) =>
+    // `onFirst` is told of the process's first output as it comes from the sandbox.
+    const start = (command: string, onFirst: () => void = () => {}) =>
       node.start({ runId: run.id, ownerUserId: 'user-p', request: { command } }, (onOutput) =>
-        runner.startProcess({ workspaceDir, command, reuse: `key-${run.id}`, onOutput }),
+        runner.startProcess({
+          workspaceDir,
+          command,
+          reuse: `key-${run.id}`,
+          onOutput: (stream, chunk) => {
+            onOutput(stream, chunk);
+            onFirst();
+          },
+        }),
       );
     const old = await start('sleep 600');
     if (old.kind !== 'started') throw new Error('not started');
@@ -189,17 +198,17 @@ t.test(
     // A process that exits on SIGTERM within the grace, and one that ignores it.
     const polite = await start('sleep 600');
     // (`exec`: the shell gives way to python, which leads the process group itself.)
+    // It prints once its handler is set: the stop must come after that.
+    let handlerSet!: () => void;
+    const ignoring = new Promise<void>((resolve) => {
+      handlerSet = resolve;
+    });
     const stubborn = await start(
       `exec python3 -c 'import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print("x", flush=True); time.sleep(600)'`,
+      () => handlerSet(),
     );
     if (polite.kind !== 'started' || stubborn.kind !== 'started') throw new Error('not started');
-    // The stubborn one must have set its handler before the stop signals it.
-    for (;;) {
-      await node.flush(stubborn.process.id);
-      const out = await readProcessOutput(db, stubborn.process.id, 'stdout', 0, 10);
-      if (out?.bytes.toString() === 'x\n') break;
-      await Promise.race([stubborn.ended, new Promise((r) => setTimeout(r, 20))]);
-    }
+    await ignoring;
     await node.endAll(100);
     t.match(await polite.ended, { status: 'node_stopping', signal: 'SIGTERM' });
     t.match(
