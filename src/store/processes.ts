@@ -214,6 +214,8 @@ export interface OutputRead {
   total: number;
   /** True when the process has ended and `next` is the stream's end: nothing more will come. */
   complete: boolean;
+  /** The process's status as the read found it. */
+  status: ProcessStatus;
 }
 
 /**
@@ -234,7 +236,8 @@ export async function readProcessOutput(
   );
   if (head.length === 0) return null;
   const total = Number(head[0]!.total);
-  const ended = head[0]!.status !== 'running';
+  const status = head[0]!.status as ProcessStatus;
+  const ended = status !== 'running';
   const from = Math.min(Math.max(0, offset), total);
   const until = Math.min(total, from + Math.max(0, maxBytes));
   const chunks =
@@ -255,7 +258,7 @@ export async function readProcessOutput(
   }
   const bytes = Buffer.concat(parts);
   const next = from + bytes.length;
-  return { bytes, offset: from, next, total, complete: ended && next >= total };
+  return { bytes, offset: from, next, total, complete: ended && next >= total, status };
 }
 
 /** How a process ended, for {@link endProcess}. */

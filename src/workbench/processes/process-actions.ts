@@ -164,7 +164,7 @@ export class ProcessActions {
       next,
       total: read.total,
       complete: read.complete && next >= read.total,
-      status: (await getProcess(this.#o.db, row.id))?.status ?? row.status,
+      status: read.status,
     };
   }
 
@@ -173,7 +173,7 @@ export class ProcessActions {
     runId: string,
     args: ActionArgs<'process_write'>,
   ): Promise<{ processId: string; written: number; eof: boolean }> {
-    const handle = await this.#control(runId, args.processId);
+    const { handle } = await this.#control(runId, args.processId);
     const bytes = Buffer.from(args.stdin ?? '', 'utf8');
     if (bytes.length > 0) handle.write(bytes);
     if (args.eof) handle.endInput();
@@ -182,16 +182,16 @@ export class ProcessActions {
 
   /** Resizes a running process's terminal. */
   async resize(runId: string, args: ActionArgs<'process_resize'>): Promise<ProcessView> {
-    const handle = await this.#control(runId, args.processId);
+    const { row, handle } = await this.#control(runId, args.processId);
     handle.resize(args.cols, args.rows);
-    return processView(await this.#own(runId, args.processId));
+    return processView(row);
   }
 
   /** Signals a running process's process group. */
   async signal(runId: string, args: ActionArgs<'process_signal'>): Promise<ProcessView> {
-    const handle = await this.#control(runId, args.processId);
+    const { row, handle } = await this.#control(runId, args.processId);
     handle.signal(args.signal);
-    return processView(await this.#own(runId, args.processId));
+    return processView(row);
   }
 
   /** Waits for a process's end, at most `timeoutMs` or until `signal` aborts. */
@@ -241,11 +241,14 @@ export class ProcessActions {
     return row;
   }
 
-  /** The handle of a running process of `runId` on this node. */
-  async #control(runId: string, processId: string): Promise<SessionProcess> {
+  /** A running process of `runId` on this node: its row and its handle. */
+  async #control(
+    runId: string,
+    processId: string,
+  ): Promise<{ row: ProcessRow; handle: SessionProcess }> {
     const row = await this.#own(runId, processId);
     const handle = this.#o.supervisor.local(processId);
-    if (row.status === 'running' && handle !== null) return handle;
+    if (row.status === 'running' && handle !== null) return { row, handle };
     if (row.status === 'running') {
       throw new WorkbenchError(
         'unavailable',
