@@ -27,7 +27,7 @@ import type { ServerResponse } from 'node:http';
 import { type DispatchFailure, type ErrorCode, errorResult } from '../contract/index.js';
 import type { RouteContext } from './api-deps.js';
 import { invalidField, sendJson } from './http-io.js';
-import { call, callerGone, requireOwnRun } from './run-calls.js';
+import { call, callerGone, callStatus, requireOwnRun } from './run-calls.js';
 
 /** Bytes of one upload part: 8 MiB (about 11 MB of base64 on the wire). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
@@ -37,22 +37,7 @@ export const DOWNLOAD_PART_BYTES = 4 * 1024 * 1024;
 
 /** The HTTP status of a refused file call. */
 function statusOf(code: ErrorCode): number {
-  switch (code) {
-    case 'not_found':
-    case 'path_not_found':
-    case 'workspace_owner_unresolved':
-      return 404;
-    case 'payload_too_large':
-    case 'workspace_quota_exceeded':
-      return 413;
-    case 'unavailable':
-    case 'no_workbench_peer':
-      return 503;
-    case 'internal':
-      return 500;
-    default:
-      return 400;
-  }
+  return callStatus(code, { path_not_found: 404, workspace_quota_exceeded: 413 });
 }
 
 function sendRefusal(res: ServerResponse, result: DispatchFailure): void {

@@ -137,9 +137,7 @@ export async function portUpgrade(
   try {
     const target = portTarget(req.url ?? '');
     if (target === null) throw new ApiError(404, 'not_found', `not_found: no route ${req.url}`);
-    const caller = await authenticate(deps.db, req);
-    const ctx = { deps, caller } as RouteContext;
-    await requireOwnRun(ctx, target.runId);
+    await requireOwnRun({ deps, caller: await authenticate(deps.db, req) }, target.runId);
     const conn = await open(deps, target.runId, target.port);
     const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
     for (const [name, value] of Object.entries(forwardedHeaders(req, target.port))) {

@@ -44,51 +44,48 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
-import { call, callerGone, requireOwnRun } from './run-calls.js';
+import { call, callerGone, callStatus, requireOwnRun } from './run-calls.js';
 
 /** The HTTP status of a refused process call. */
 function statusOf(code: ErrorCode): number {
-  switch (code) {
-    case 'not_found':
-    case 'process_not_found':
-    case 'workspace_owner_unresolved':
-      return 404;
-    case 'process_not_running':
-    case 'process_limit':
-    case 'call_id_conflict':
-    case 'run_ended':
-      return 409;
-    case 'payload_too_large':
-      return 413;
-    case 'unavailable':
-    case 'no_workbench_peer':
-      return 503;
-    case 'internal':
-      return 500;
-    default:
-      return 400;
-  }
+  return callStatus(code, {
+    process_not_found: 404,
+    process_not_running: 409,
+    process_limit: 409,
+    call_id_conflict: 409,
+    run_ended: 409,
+  });
 }
 
 function refuse(ctx: RouteContext, result: DispatchFailure): void {
   sendJson(ctx.res, statusOf(result.errorCode), result);
 }
 
-/** One `process_*` call on the route's run (checked to be the caller's first). */
-async function processCall(
+/** One `process_*` call on the route's run, whose owner the caller was checked to be. */
+function dispatchProcess(
   ctx: RouteContext,
   action: string,
   args: Record<string, unknown>,
   extra: { callId?: string; signal?: AbortSignal } = {},
 ): Promise<DispatchResult> {
   const runId = ctx.params[0]!;
-  await requireOwnRun(ctx, runId);
   return call(
     ctx,
     { runId, action, args, ...(extra.callId !== undefined ? { callId: extra.callId } : {}) },
     extra.signal ?? callerGone(ctx),
     'processes',
   );
+}
+
+/** One `process_*` call on the route's run, checked to be the caller's first. */
+async function processCall(
+  ctx: RouteContext,
+  action: string,
+  args: Record<string, unknown>,
+  extra: { callId?: string; signal?: AbortSignal } = {},
+): Promise<DispatchResult> {
+  await requireOwnRun(ctx, ctx.params[0]!);
+  return dispatchProcess(ctx, action, args, extra);
 }
 
 /** Answers `result`'s payload (`wrap` names it) with `status`, or its refusal. */
@@ -181,9 +178,11 @@ async function follow(ctx: RouteContext, processId: string): Promise<void> {
     stdout: intParam(ctx, 'stdoutOffset') ?? 0,
     stderr: intParam(ctx, 'stderrOffset') ?? 0,
   };
+  // The run's owner is checked once; the reads and waits that follow are of the same run.
+  await requireOwnRun(ctx, ctx.params[0]!);
   const signal = callerGone(ctx);
   const read = (stream: 'stdout' | 'stderr') =>
-    processCall(
+    dispatchProcess(
       ctx,
       'process_output',
       {
@@ -228,7 +227,12 @@ async function follow(ctx: RouteContext, processId: string): Promise<void> {
       complete &&= piece.complete;
     }
     if (complete) {
-      const ended = await processCall(ctx, 'process_wait', { processId, timeoutMs: 0 }, { signal });
+      const ended = await dispatchProcess(
+        ctx,
+        'process_wait',
+        { processId, timeoutMs: 0 },
+        { signal },
+      );
       line(
         ended.ok
           ? { type: 'end', process: ended.payload as ProcessView }
@@ -239,7 +243,12 @@ async function follow(ctx: RouteContext, processId: string): Promise<void> {
     }
     // Nothing new: wait on the process (its end ends the wait early) before reading again.
     if (!moved) {
-      await processCall(ctx, 'process_wait', { processId, timeoutMs: FOLLOW_WAIT_MS }, { signal });
+      await dispatchProcess(
+        ctx,
+        'process_wait',
+        { processId, timeoutMs: FOLLOW_WAIT_MS },
+        { signal },
+      );
     }
   }
 }

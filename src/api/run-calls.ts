@@ -6,13 +6,36 @@
  * @module
  */
 
-import { type DispatchResult, parseEnvelope, resultFromError } from '../contract/index.js';
+import {
+  type DispatchResult,
+  type ErrorCode,
+  parseEnvelope,
+  resultFromError,
+} from '../contract/index.js';
 import { getRunForOwner } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { ApiError } from './http-io.js';
 
+/** The statuses every route made of calls gives a refused call; a route adds its own. */
+const CALL_STATUS: Partial<Record<ErrorCode, number>> = {
+  not_found: 404,
+  workspace_owner_unresolved: 404,
+  payload_too_large: 413,
+  unavailable: 503,
+  no_workbench_peer: 503,
+  internal: 500,
+};
+
+/** The HTTP status of a refused call: the route's `own` statuses, then the shared ones, else 400. */
+export function callStatus(code: ErrorCode, own: Partial<Record<ErrorCode, number>>): number {
+  return own[code] ?? CALL_STATUS[code] ?? 400;
+}
+
 /** Refuses a run that is not the caller's with a 404, as if it did not exist. */
-export async function requireOwnRun(ctx: RouteContext, runId: string): Promise<void> {
+export async function requireOwnRun(
+  ctx: Pick<RouteContext, 'deps' | 'caller'>,
+  runId: string,
+): Promise<void> {
   if ((await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId)) === null) {
     throw new ApiError(
       404,
