@@ -92,6 +92,7 @@ async function main(): Promise<void> {
       ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
       ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
       releaseRun: (runId) => node.releaseRun(runId),
+      ...(node.openPort ? { openPort: node.openPort } : {}),
       egress: config.egress,
       ...(local
         ? { onRunNetworkChanged: (runId, policy) => local.networkChanged(runId, policy) }

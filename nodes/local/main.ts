@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       onRunNetworkChanged: (runId, policy) => host.networkChanged(runId, policy),
       metrics: host.queue.metrics.registry,
       cancelCommand: (commandId) => host.queue.cancel(commandId),
-      openPort: (runId, port) => host.openPort(runId, port),
+      ...(agent.openPort ? { openPort: agent.openPort } : {}),
       ...(agent.workers ? { workers: agent.workers } : {}),
       ...(agent.workerCalls ? { workerCalls: agent.workerCalls } : {}),
       log,

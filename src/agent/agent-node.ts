@@ -9,7 +9,7 @@
  */
 
 import type { Config, ListenAddress } from '../config/index.js';
-import type { DispatchTarget, RunReleaseTarget } from '../mesh/index.js';
+import type { DispatchTarget, PortTarget, RunReleaseTarget } from '../mesh/index.js';
 import {
   MeshServer,
   PeerRegistry,
@@ -28,6 +28,7 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { AgentDispatcher } from './dispatcher.js';
+import { type PortOpener, portOpener } from './port-opener.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';
 import { releaseRunOnReplicas } from './run-release.js';
 import { type WorkerCallStopper, WorkerCalls } from './worker-calls.js';
@@ -42,9 +43,10 @@ export interface AgentNodeDeps {
   readonly log: Logger;
   /**
    * The in-process workbench: required when not remote, or with the fallback. When it
-   * can let go of runs (`releaseRun`), {@link AgentNode.releaseRun} asks it too.
+   * can let go of runs (`releaseRun`), {@link AgentNode.releaseRun} asks it too; when
+   * it can open ports in its sandboxes (`openPort`), {@link AgentNode.openPort} uses it.
    */
-  readonly local: (DispatchTarget & Partial<RunReleaseTarget>) | null;
+  readonly local: (DispatchTarget & Partial<RunReleaseTarget> & Partial<PortTarget>) | null;
   /** The run's live workspace node (see `AgentDispatcherOptions.readAffinity`). */
   readonly readAffinity: (runId: string) => Promise<string | null>;
   /** The build's version, for hello. */
@@ -84,6 +86,12 @@ export interface AgentNode {
    * in-process one's, and every connected replica's (see `run-release.ts`). Never throws.
    */
   releaseRun(runId: string): Promise<void>;
+  /**
+   * Opens a connection to a port in a run's sandbox for the port route: on the
+   * in-process workbench, or on the replica holding the run over the mesh (see
+   * `port-opener.ts`). Null when this node has neither.
+   */
+  readonly openPort: PortOpener | null;
   /**
    * Stops this node's calls on worker hosts when a kill switch is turned on (the API
    * route calls it; other nodes' routes reach it through the store's notice). Null
@@ -166,6 +174,12 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       registry ? releaseRunOnReplicas(registry, runId, { log }) : undefined,
     ]);
   };
+  const openPort = portOpener({
+    remote: config.workbenchRemote,
+    local: deps.local,
+    registry,
+    readAffinity: deps.readAffinity,
+  });
   if (deps.serveGrpc === false) {
     return {
       dispatcher,
@@ -173,6 +187,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       grpcAddress: null,
       workers: null,
       releaseRun,
+      openPort,
       workerCalls: null,
       async close() {
         registry?.close();
@@ -205,6 +220,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     grpcAddress,
     workers,
     releaseRun,
+    openPort,
     workerCalls,
     async close() {
       registry?.close();

@@ -8,6 +8,7 @@
 export * from './agent-node.js';
 export * from './dispatcher.js';
 export * from './no-peer.js';
+export * from './port-opener.js';
 export * from './router.js';
 export * from './run-release.js';
 export type { WorkerCallStopper } from './worker-calls.js';

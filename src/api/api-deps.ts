@@ -61,11 +61,11 @@ export interface ApiDeps {
    */
   onRunNetworkChanged?: (runId: string, policy: EgressPolicy) => void;
   /**
-   * Opens a connection to a port in a run's sandbox (the port route): the in-process
-   * workbench's `openPort`. Absent: this node's workbenches are remote, which the port
-   * route does not reach (`unavailable`).
+   * Opens a connection to a port in a run's sandbox (the port route), as the run's
+   * owner: the agent node's `openPort`, on the in-process workbench or over the mesh to
+   * the replica holding the run. Absent: the route answers `unavailable`.
    */
-  openPort?: (runId: string, port: number) => Promise<Duplex>;
+  openPort?: (runId: string, port: number, authority: Authority) => Promise<Duplex>;
   /** Served at `/metrics`; an empty text when absent. */
   metrics?: Registry;
   log: Logger;

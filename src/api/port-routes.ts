@@ -7,8 +7,9 @@
  * never reaches the server. A port nothing listens on is `502 port_not_listening`; a run
  * that is not the caller's is `404`.
  *
- * The route reaches the workbench of this process (the local node); an agent node whose
- * workbenches are remote answers `503 unavailable` saying so.
+ * The connection is opened where the run's processes are: the workbench of this process
+ * (the local node), or the replica holding the run's workspace, over a tunnel of the
+ * mesh stream (`src/agent/port-opener.ts`).
  *
  * @module
  */
@@ -18,7 +19,7 @@ import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WorkbenchError } from '../contract/index.js';
 import type { ApiDeps, RouteContext } from './api-deps.js';
-import { authenticate } from './auth.js';
+import { authenticate, type Caller } from './auth.js';
 import { ApiError, errorAnswer } from './http-io.js';
 import { requireOwnRun } from './run-calls.js';
 
@@ -54,16 +55,16 @@ export function portTarget(url: string): { runId: string; port: number; path: st
 }
 
 /** The connection to the run's port, or the refusal to answer. */
-async function open(deps: ApiDeps, runId: string, port: number): Promise<Duplex> {
+async function open(deps: ApiDeps, caller: Caller, runId: string, port: number): Promise<Duplex> {
   if (!deps.openPort) {
     throw new ApiError(
       503,
       'unavailable',
-      "unavailable: this agent node's workbenches are remote replicas, and the port route reaches only a workbench in its own process (the local node); use exec with curl against 127.0.0.1 in the run instead",
+      'unavailable: this agent node reaches no workbench whose ports it can open; use exec with curl against 127.0.0.1 in the run instead',
     );
   }
   try {
-    return await deps.openPort(runId, port);
+    return await deps.openPort(runId, port, caller.authority);
   } catch (err) {
     if (err instanceof WorkbenchError && err.code === 'port_not_listening') {
       throw new ApiError(502, 'port_not_listening', err.message);
@@ -88,7 +89,7 @@ export async function portRoute(ctx: RouteContext): Promise<void> {
     throw new ApiError(404, 'not_found', 'not_found: expected /v1/runs/:runId/ports/:port/...');
   }
   await requireOwnRun(ctx, target.runId);
-  const conn = await open(ctx.deps, target.runId, target.port);
+  const conn = await open(ctx.deps, ctx.caller, target.runId, target.port);
   const upstream = request({
     createConnection: () => conn,
     method: ctx.req.method ?? 'GET',
@@ -137,8 +138,9 @@ export async function portUpgrade(
   try {
     const target = portTarget(req.url ?? '');
     if (target === null) throw new ApiError(404, 'not_found', `not_found: no route ${req.url}`);
-    await requireOwnRun({ deps, caller: await authenticate(deps.db, req) }, target.runId);
-    const conn = await open(deps, target.runId, target.port);
+    const caller = await authenticate(deps.db, req);
+    await requireOwnRun({ deps, caller }, target.runId);
+    const conn = await open(deps, caller, target.runId, target.port);
     const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
     for (const [name, value] of Object.entries(forwardedHeaders(req, target.port))) {
       for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);

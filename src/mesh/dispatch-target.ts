@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { Authority, DispatchResult, Envelope, OutputSink } from '../contract/index.js';
 
 /** Per-call options of a {@link DispatchTarget}. */
@@ -37,4 +38,13 @@ export interface RunReleaseAnswer {
  */
 export interface RunReleaseTarget {
   releaseRun(runId: string): Promise<RunReleaseAnswer>;
+}
+
+/**
+ * Something that opens a connection to a port in a run's sandbox
+ * (`WorkbenchHost.openPort`): for `ownerUserId`, the run's owner (another user's run
+ * is `not_found`); `port_not_listening` when nothing listens there.
+ */
+export interface PortTarget {
+  openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex>;
 }

@@ -92,6 +92,19 @@ export interface CancelFrame {
   readonly id: string;
 }
 
+/**
+ * Bytes of a tunnel request, either way: its `chunk`, `eof` once the sender has no
+ * more, and `ack`, the bytes of the other side's chunks the sender's reader took. An
+ * empty frame from the serving side says the tunnel is open.
+ */
+export interface DataFrame {
+  readonly kind: 'data';
+  readonly id: string;
+  readonly chunk: Buffer;
+  readonly eof: boolean;
+  readonly ack: number;
+}
+
 /** Any frame. */
 export type Frame =
   | HelloFrame
@@ -99,7 +112,8 @@ export type Frame =
   | RequestFrame
   | ResponseFrame
   | OutputFrame
-  | CancelFrame;
+  | CancelFrame
+  | DataFrame;
 
 /** What {@link decodeFrame} makes of one message. */
 export type DecodedFrame =
@@ -292,6 +306,14 @@ export function decodeFrame(message: unknown): DecodedFrame {
       if (problem) return bad(`cancel ${problem}`, id);
       return { ok: true, frame: { kind, id } };
     }
+    case 'data': {
+      const problem = idProblem(str(body.id));
+      if (problem) return bad(`data ${problem}`, id);
+      return {
+        ok: true,
+        frame: { kind, id, chunk: bytes(body.chunk), eof: body.eof === true, ack: count(body.ack) },
+      };
+    }
     default:
       return bad(`unknown frame kind ${JSON.stringify(kind)}`);
   }
@@ -350,6 +372,8 @@ export function encodeFrame(frame: Frame): Raw {
       return { output: { id: frame.id, [frame.stream]: frame.chunk } };
     case 'cancel':
       return { cancel: { id: frame.id } };
+    case 'data':
+      return { data: { id: frame.id, chunk: frame.chunk, eof: frame.eof, ack: frame.ack } };
   }
 }
 

@@ -16,6 +16,12 @@ export const MAX_FRAME_BYTES = 48 * 1024 * 1024;
 /** Largest output chunk in one Output frame; longer chunks are split. */
 export const OUTPUT_CHUNK_BYTES = 64 * 1024;
 
+/**
+ * Bytes a tunnel's sender has in flight before the receiver reports them read (see
+ * the Data frame): the most one slow reader holds in the other side's memory.
+ */
+export const TUNNEL_WINDOW_BYTES = 1024 * 1024;
+
 /** Longest request id, characters. */
 export const MAX_REQUEST_ID_CHARS = 128;
 

@@ -30,7 +30,12 @@ import { meshTokenMetadata } from './mesh-auth.js';
 import { channelCredentials } from './mesh-credentials.js';
 import type { PeerView } from './peer-picker.js';
 import { loadMeshProtos, NODE_STREAM_PATH } from './proto.js';
-import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
+import {
+  type PeerRequestOptions,
+  PeerUnavailableError,
+  StreamCaller,
+  type TunnelOpening,
+} from './stream-caller.js';
 
 /** Where one replica listens. */
 export interface PeerEndpoint {
@@ -160,6 +165,15 @@ export class PeerConnection {
     return caller.request(method, authority, payload, options);
   }
 
+  /** Opens a tunnel to the replica (see {@link StreamCaller.tunnel}). */
+  tunnel(method: string, authority: WireAuthority | null, payload: Buffer): Promise<TunnelOpening> {
+    const caller = this.caller;
+    if (this.currentState !== 'ready' || caller === undefined) {
+      return Promise.reject(new PeerUnavailableError(`peer ${this.key} is not connected`, false));
+    }
+    return caller.tunnel(method, authority, payload);
+  }
+
   /** Stops redialling and ends the stream; pending requests reject. */
   close(): void {
     if (!this.machine.moveTo('closed')) return;
@@ -234,6 +248,7 @@ export class PeerConnection {
       }
       case 'response':
       case 'output':
+      case 'data':
         this.caller?.deliver(frame);
         return;
       case 'request':

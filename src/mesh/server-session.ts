@@ -27,6 +27,7 @@ import {
   type WireAuthority,
 } from './frames.js';
 import { MAX_FRAME_BYTES, OUTPUT_CHUNK_BYTES } from './limits.js';
+import { TunnelEnd } from './tunnel.js';
 
 /** A request as the node's handler sees it. */
 export interface ServedRequest {
@@ -49,6 +50,12 @@ export interface RequestContext {
    * exec output is bounded by its own limit, so the queue is too.
    */
   output: OutputSink;
+  /**
+   * Opens this request as a tunnel (see `tunnel.ts`): tells the caller it is open and
+   * returns this side's end. The request's answer, once the handler returns it, closes
+   * the tunnel; destroying the end does not answer it.
+   */
+  tunnel?(): TunnelEnd;
 }
 
 /** A handler's answer. */
@@ -98,6 +105,7 @@ export interface SessionHost {
 export class ServerSession {
   private readonly writer: FrameWriter;
   private readonly inFlight = new Map<string, AbortController>();
+  private readonly tunnels = new Map<string, TunnelEnd>();
   private peerNodeId: string | null = null;
   private done = false;
   private peerEnded = false;
@@ -177,6 +185,9 @@ export class ServerSession {
       case 'cancel':
         this.inFlight.get(frame.id)?.abort();
         return;
+      case 'data':
+        this.tunnels.get(frame.id)?.receive(frame);
+        return;
       case 'response':
       case 'output':
         this.log.warn(
@@ -223,10 +234,20 @@ export class ServerSession {
         });
       }
     };
+    const tunnel = (): TunnelEnd => {
+      const end = new TunnelEnd(
+        frame.id,
+        (data) => this.writer.send(data),
+        () => {},
+      );
+      this.tunnels.set(frame.id, end);
+      this.send({ kind: 'data', id: frame.id, chunk: Buffer.alloc(0), eof: false, ack: 0 });
+      return end;
+    };
     this.host.track(async (signal) => {
       let answer: HandlerAnswer;
       try {
-        answer = await this.host.handler(request, { signal, output });
+        answer = await this.host.handler(request, { signal, output, tunnel });
       } catch (err) {
         this.log.error({ err, requestId: frame.id }, 'request handler failed');
         answer = {
@@ -236,6 +257,8 @@ export class ServerSession {
         };
       } finally {
         this.inFlight.delete(frame.id);
+        this.tunnels.get(frame.id)?.destroy();
+        this.tunnels.delete(frame.id);
       }
       await this.writer.send(responseFrame(frame.id, answer)).catch(() => {
         this.log.warn({ requestId: frame.id }, 'response not delivered: the stream is gone');

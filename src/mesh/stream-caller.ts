@@ -9,8 +9,9 @@
 
 import { abortDetaches, type OutputSink } from '../contract/index.js';
 import type { FrameWriter } from './frame-writer.js';
-import type { OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
+import type { DataFrame, OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
 import { MAX_FRAME_BYTES } from './limits.js';
+import { TunnelEnd } from './tunnel.js';
 
 /** Per-request options of a request. */
 export interface PeerRequestOptions {
@@ -19,6 +20,11 @@ export interface PeerRequestOptions {
   /** Receives Output frames of this request. */
   readonly onOutput?: OutputSink;
 }
+
+/** What opening a tunnel came to: its end, or the Response that refused it. */
+export type TunnelOpening =
+  | { readonly open: true; readonly end: TunnelEnd }
+  | { readonly open: false; readonly response: ResponseFrame };
 
 /** A request could not be completed because the stream is not (or no longer) up. */
 export class PeerUnavailableError extends Error {
@@ -39,6 +45,7 @@ interface Pending {
   resolve(frame: ResponseFrame): void;
   reject(err: Error): void;
   onOutput?: OutputSink;
+  onData?: (frame: DataFrame) => void;
 }
 
 /** Requests over one stream, matched to their answers by id. */
@@ -72,23 +79,77 @@ export class StreamCaller {
     payload: Buffer,
     options: PeerRequestOptions = {},
   ): Promise<ResponseFrame> {
+    return this.#start(method, authority, payload, options).answer;
+  }
+
+  /**
+   * Opens a tunnel (see `tunnel.ts`): sends the request, and resolves with this side's
+   * end once the other side says it is open, or with the Response that refused it.
+   * Destroying the end cancels the request; the Response closes the end. Rejects as
+   * {@link request} does when the stream is gone before the tunnel opened.
+   */
+  tunnel(method: string, authority: WireAuthority | null, payload: Buffer): Promise<TunnelOpening> {
+    return new Promise<TunnelOpening>((resolve, reject) => {
+      const controller = new AbortController();
+      let end: TunnelEnd | null = null;
+      const started = this.#start(method, authority, payload, {
+        signal: controller.signal,
+        onData: (frame) => {
+          if (end !== null) {
+            end.receive(frame);
+            return;
+          }
+          end = new TunnelEnd(
+            started.id,
+            (data) => this.writer.send(data),
+            () => controller.abort(),
+          );
+          resolve({ open: true, end });
+          end.receive(frame);
+        },
+      });
+      started.answer.then(
+        (response) => {
+          if (end === null) resolve({ open: false, response });
+          else end.over(response.ok ? null : new Error(response.message || response.errorCode));
+        },
+        (err: Error) => {
+          if (end === null) reject(err);
+          else end.destroy(err);
+        },
+      );
+    });
+  }
+
+  #start(
+    method: string,
+    authority: WireAuthority | null,
+    payload: Buffer,
+    options: PeerRequestOptions & { onData?: (frame: DataFrame) => void },
+  ): { id: string; answer: Promise<ResponseFrame> } {
     if (this.failed !== null || !this.writer.open) {
-      return Promise.reject(new PeerUnavailableError(`${this.name} is not connected`, false));
+      return {
+        id: '',
+        answer: Promise.reject(new PeerUnavailableError(`${this.name} is not connected`, false)),
+      };
     }
     if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
-      return Promise.resolve({
-        kind: 'response',
+      return {
         id: '',
-        ok: false,
-        errorCode: 'payload_too_large',
-        message: `payload_too_large: the call is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
-        payload: Buffer.alloc(0),
-      });
+        answer: Promise.resolve({
+          kind: 'response',
+          id: '',
+          ok: false,
+          errorCode: 'payload_too_large',
+          message: `payload_too_large: the call is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
+          payload: Buffer.alloc(0),
+        }),
+      };
     }
     this.nextId += 1;
     const id = String(this.nextId);
     const writer = this.writer;
-    return new Promise<ResponseFrame>((resolve, reject) => {
+    const answer = new Promise<ResponseFrame>((resolve, reject) => {
       let written = false;
       // A caller that only went away leaves the call running on the far side: no Cancel.
       const cancel = () => {
@@ -110,6 +171,7 @@ export class StreamCaller {
           );
         },
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+        ...(options.onData ? { onData: options.onData } : {}),
       });
       writer
         .send({ kind: 'request', id, method, authority, payload })
@@ -129,12 +191,17 @@ export class StreamCaller {
           );
         });
     });
+    return { id, answer };
   }
 
-  /** Hands an answer or a chunk of output to its request; unknown ids are dropped. */
-  deliver(frame: ResponseFrame | OutputFrame): void {
+  /** Hands an answer, output or tunnel bytes to their request; unknown ids are dropped. */
+  deliver(frame: ResponseFrame | OutputFrame | DataFrame): void {
     if (frame.kind === 'output') {
       this.pending.get(frame.id)?.onOutput?.(frame.stream, frame.chunk);
+      return;
+    }
+    if (frame.kind === 'data') {
+      this.pending.get(frame.id)?.onData?.(frame);
       return;
     }
     const entry = this.pending.get(frame.id);

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { type Duplex, finished } from 'node:stream';
 import {
   admitEnvelope,
   type DispatchResult,
@@ -22,11 +23,18 @@ import {
   isErrorCode,
   okResult,
   parseEnvelope,
+  USER_SUBJECT_PREFIX,
+  WorkbenchError,
 } from '../contract/index.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { DispatchTarget, RunReleaseTarget } from './dispatch-target.js';
+import type { DispatchTarget, PortTarget, RunReleaseTarget } from './dispatch-target.js';
 import type { ResponseFrame } from './frames.js';
-import type { HandlerAnswer, RequestHandler } from './server-session.js';
+import type {
+  HandlerAnswer,
+  RequestContext,
+  RequestHandler,
+  ServedRequest,
+} from './server-session.js';
 import { authorityFromWire } from './wire-authority.js';
 
 /** The method of a forwarded `workbenchHost` call. */
@@ -34,6 +42,13 @@ export const WORKBENCH_DISPATCH_METHOD = 'workbench.dispatch';
 
 /** The method that tells a replica a run ended or was deleted; payload `{"runId": ...}`. */
 export const WORKBENCH_RELEASE_RUN_METHOD = 'workbench.release_run';
+
+/**
+ * The method that opens a tunnel to a port in a run's sandbox; payload
+ * `{"runId": ..., "port": n}`, authority the run's owner. Its bytes are the
+ * connection's, both ways (see `tunnel.ts`); `port_not_listening` when nothing listens.
+ */
+export const WORKBENCH_PORT_METHOD = 'workbench.port';
 
 /** A dispatch result as a handler answer. */
 export function answerFromResult(result: DispatchResult): HandlerAnswer {
@@ -95,15 +110,98 @@ async function handleReleaseRun(
   return answerFromResult(okResult(await host.releaseRun(runId)));
 }
 
+/**
+ * `workbench.port`: a connection to the port in the run's sandbox, for the run's
+ * owner, joined to the request's tunnel until both directions ended or the caller
+ * cancelled.
+ */
+async function handlePort(
+  host: Partial<PortTarget>,
+  request: ServedRequest,
+  ctx: RequestContext,
+  log: Logger,
+): Promise<HandlerAnswer> {
+  const authority = authorityFromWire(request.authority, request.authenticated);
+  if (!authority.ok) return answerFromResult(authority);
+  if (authority.authority.class !== 'user') {
+    return refuse('invalid_arguments', 'invalid_arguments: a port is opened for a user');
+  }
+  let body: { runId?: unknown; port?: unknown } | null;
+  try {
+    body = JSON.parse(request.payload.toString('utf8')) as typeof body;
+  } catch {
+    return refuse('invalid_arguments', 'invalid_arguments: the request payload is not JSON');
+  }
+  const runId = body?.runId;
+  const port = body?.port;
+  if (
+    typeof runId !== 'string' ||
+    !Number.isInteger(port) ||
+    (port as number) < 1 ||
+    (port as number) > 65535
+  ) {
+    return refuse(
+      'invalid_arguments',
+      'invalid_arguments: expected {"runId": string, "port": 1-65535}',
+    );
+  }
+  if (!host.openPort || !ctx.tunnel) {
+    return answerFromResult(
+      errorResult('no_sandbox', 'no_sandbox: this node has no sandbox whose ports it can open'),
+    );
+  }
+  let conn: Duplex;
+  try {
+    conn = await host.openPort(
+      runId,
+      port as number,
+      authority.authority.subject.slice(USER_SUBJECT_PREFIX.length),
+    );
+  } catch (err) {
+    if (err instanceof WorkbenchError) return answerFromResult(errorResult(err.code, err.message));
+    log.error({ err, runId, port }, 'opening a port failed');
+    return answerFromResult(errorResult('internal', INTERNAL_ERROR_MESSAGE));
+  }
+  await join(conn, ctx.tunnel(), ctx.signal);
+  return answerFromResult(okResult(null));
+}
+
+/** Pipes `a` and `b` into each other until both ended, either failed, or `signal` aborts. */
+function join(a: Duplex, b: Duplex, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let open = 2;
+    const close = () => {
+      signal.removeEventListener('abort', close);
+      a.destroy();
+      b.destroy();
+      resolve();
+    };
+    if (signal.aborted) {
+      close();
+      return;
+    }
+    signal.addEventListener('abort', close, { once: true });
+    const one = (err?: Error | null) => {
+      open -= 1;
+      if (err || open === 0) close();
+    };
+    finished(a, one);
+    finished(b, one);
+    a.pipe(b);
+    b.pipe(a);
+  });
+}
+
 /** The request handler of a workbench node, over its host. */
 export function createWorkbenchHandler(
-  host: DispatchTarget & Partial<RunReleaseTarget>,
+  host: DispatchTarget & Partial<RunReleaseTarget> & Partial<PortTarget>,
   log: Logger,
 ): RequestHandler {
   return async (request, ctx) => {
     if (request.method === WORKBENCH_RELEASE_RUN_METHOD) {
       return handleReleaseRun(host, request.payload);
     }
+    if (request.method === WORKBENCH_PORT_METHOD) return handlePort(host, request, ctx, log);
     if (request.method !== WORKBENCH_DISPATCH_METHOD) {
       return refuse(
         'invalid_arguments',

@@ -313,6 +313,7 @@ export class WorkerHub {
       }
       case 'response':
       case 'output':
+      case 'data':
         link.caller.deliver(frame);
         return;
       case 'health':

@@ -360,10 +360,11 @@ export class WorkbenchHost {
 
   /**
    * A connection to `port` on the loopback of the run's sandbox here, for the port
-   * route: where its background processes listen. `port_not_listening` otherwise.
+   * route: where its background processes listen. `port_not_listening` otherwise; a
+   * run not of `ownerUserId`, when given, `not_found`.
    */
-  openPort(runId: string, port: number): Promise<Duplex> {
-    return this.processes.openPort(runId, port);
+  openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex> {
+    return this.processes.openPort(runId, port, ownerUserId);
   }
 
   /**

@@ -184,11 +184,19 @@ export class ProcessCalls {
 
   /**
    * A connection to `port` in the sandbox of the run's background processes on this
-   * node (`port_not_listening` when none runs, or nothing listens there).
+   * node (`port_not_listening` when none runs, or nothing listens there). With
+   * `ownerUserId`, a run of another owner is `not_found`.
    */
-  openPort(runId: string, port: number): Promise<Duplex> {
+  async openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex> {
     const runner = requireRunner(this.#deps.exec.runner);
     if (!(runner instanceof BwrapRunner)) throw noProcessSandbox();
+    if (ownerUserId !== undefined) {
+      // A caller over the mesh names whose port it opens; only the owner's run answers.
+      const { run } = await this.#deps.access.look(runId);
+      if (run.ownerUserId !== ownerUserId) {
+        throw new WorkbenchError('not_found', `not_found: no run ${runId}`);
+      }
+    }
     return runner.connectPort(this.#deps.access.dirOf(runId), port);
   }
 

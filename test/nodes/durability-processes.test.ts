@@ -1,6 +1,8 @@
 import t from 'tap';
+import { createApiToken } from '../../src/store/index.js';
 import { DurableMesh, okPayload } from '../support/durable-mesh.js';
 import { eventually } from '../support/mesh.js';
+import { bigBody, PORT_SERVER, webSocketEcho } from '../support/port-server.js';
 
 /**
  * A background process through the mesh, with an agent and two workbench replicas as
@@ -8,7 +10,9 @@ import { eventually } from '../support/mesh.js';
  * second agent process after the first one (the caller) was killed, while the process
  * goes on; then its replica is SIGKILLed under it, and the other replica, taking the
  * run's workspace over, ends it `lost` (`process_lost`) with its output kept to the
- * last flush and its file to the last sync.
+ * last flush and its file to the last sync. The port route of the agent node binary
+ * reaches a server started as a process on the replica holding its run, over a tunnel
+ * of the mesh stream.
  */
 
 t.setTimeout(600_000);
@@ -137,3 +141,82 @@ t.test(
     await mesh.stop();
   },
 );
+
+t.test('the port route reaches a server on the run’s replica over the mesh', async (t) => {
+  const mesh = await DurableMesh.start(t, { store: 'fs', env: { MEMQL_RUNNER: 'bwrap' } });
+  // Held by the second replica, so the agent must find it, not take the first it knows.
+  const run = await mesh.run('run-port', 'wb-b');
+  const port = 18_769;
+  okPayload(
+    t,
+    await mesh.dispatch(run, 'fs_write', { path: 'server.py', content: PORT_SERVER }),
+    'fs_write',
+  );
+  const { processId } = okPayload<{ processId: string }>(
+    t,
+    await mesh.dispatch(run, 'process_start', { command: `python3 -u server.py ${port}` }),
+    'process_start',
+  );
+  await eventually('the server listening', async () => {
+    const out = await mesh.dispatch(run, 'process_output', { processId });
+    return out.result.ok && (out.result.payload as { data: string }).data.includes('listening');
+  });
+  const api = await mesh.startApiAgent();
+  const alice = (await createApiToken(mesh.db, 'alice')).token;
+  const bob = (await createApiToken(mesh.db, 'bob')).token;
+  const auth = { authorization: `Bearer ${alice}` };
+  const base = `${api.url}/v1/runs/${run}/ports/${port}`;
+  // The agent answers once its streams to the replicas are up.
+  await eventually(
+    'the route reaches the replica',
+    async () => (await fetch(`${base}/`, { headers: auth })).status === 200,
+    60_000,
+  );
+
+  const got = await fetch(`${base}/some/where?x=1`, { headers: auth });
+  t.equal(got.status, 200);
+  t.equal(await got.text(), 'path /some/where?x=1 auth None\n', 'the credential stays out');
+  const posted = await fetch(`${base}/echo`, { method: 'POST', headers: auth, body: 'abc' });
+  t.same([posted.status, await posted.text()], [201, 'cba']);
+  // Larger than the tunnel's window many times over, both ways.
+  const size = 9 * 1024 * 1024 + 17;
+  const big = await fetch(`${base}/big/${size}`, { headers: auth });
+  t.ok(Buffer.from(await big.arrayBuffer()).equals(bigBody(size)), 'a 9 MiB answer, intact');
+  const upload = bigBody(3 * 1024 * 1024 + 5);
+  const back = await fetch(`${base}/echo`, { method: 'POST', headers: auth, body: upload });
+  t.ok(
+    Buffer.from(await back.arrayBuffer()).equals(Buffer.from(upload).reverse()),
+    'a 3 MiB body there and back',
+  );
+  const many = await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      fetch(`${base}/n/${i}`, { headers: auth }).then(async (r) => [r.status, await r.text()]),
+    ),
+  );
+  t.same(
+    many,
+    Array.from({ length: 12 }, (_, i) => [200, `path /n/${i} auth None\n`]),
+    'twelve at once, each its own tunnel',
+  );
+  const ws = await webSocketEcho(new URL(`${base}/ws`), alice, 'over the mesh');
+  t.match(ws.head, /^HTTP\/1\.1 101 /);
+  t.equal(ws.message, 'echo over the mesh', 'a WebSocket message and its answer');
+
+  t.equal((await fetch(`${base}/`)).status, 401, 'no token, no port');
+  const other = await fetch(`${base}/`, { headers: { authorization: `Bearer ${bob}` } });
+  t.equal(other.status, 404, 'another user’s run');
+  const closed = await fetch(`${api.url}/v1/runs/${run}/ports/${port + 1}/`, { headers: auth });
+  t.equal(closed.status, 502);
+  t.match(await closed.json(), { errorCode: 'port_not_listening' }, 'nothing listens there');
+
+  await mesh.dispatch(run, 'process_signal', { processId, signal: 'SIGKILL' });
+  await mesh.dispatch(run, 'process_wait', { processId, timeoutMs: 60_000 });
+  const ended = await fetch(`${base}/`, { headers: auth });
+  t.same(
+    [ended.status, ((await ended.json()) as { errorCode: string }).errorCode],
+    [502, 'port_not_listening'],
+    'the server gone',
+  );
+  await api.proc.stop('SIGTERM');
+  await mesh.stop();
+});

@@ -18,6 +18,7 @@ import {
   startWorkbench,
   type WorkbenchProcess,
 } from './mesh-harness.js';
+import { type NodeProcess, nodeMain, spawnNode } from './node-process.js';
 import { createTestDatabase } from './postgres.js';
 import { type S3TestServer, s3NodeEnv, startS3Server } from './s3-server.js';
 
@@ -200,6 +201,29 @@ export class DurableMesh {
     const wb = this.replicas.get(nodeId);
     if (!wb) throw new Error(`no replica ${nodeId}`);
     return wb;
+  }
+
+  /**
+   * Starts the agent node binary itself (`nodes/agent/main.js`), remote over this
+   * mesh's replicas by their addresses and serving the HTTP API, for tests of routes.
+   * The test stops it before {@link stop}.
+   */
+  async startApiAgent(): Promise<{ proc: NodeProcess; url: string }> {
+    const seeds = [...this.addresses.values()].map((a) => `workbench=${a.host}:${a.port}`);
+    const proc = spawnNode(this.t, 'agent-api', nodeMain('agent'), {
+      ...this.extraEnv,
+      MEMQL_NODE_ID: 'agent-api',
+      MEMQL_DATABASE_URL: this.databaseUrl,
+      MEMQL_DATA_DIR: join(this.env.baseDir, 'agent-api'),
+      MEMQL_MESH_TOKEN: this.env.token,
+      MEMQL_WORKBENCH_REMOTE: '1',
+      MEMQL_WORKER_PEERS: seeds.join(','),
+      MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+      MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+      MEMQL_LOG_LEVEL: 'info',
+    });
+    const ready = await proc.waitForLog((l) => l.msg === 'agent node ready');
+    return { proc, url: String(ready.apiUrl) };
   }
 
   /** Waits until the agent sees every named replica connected and healthy. */

@@ -92,7 +92,7 @@ export async function ports(ctx: BenchContext): Promise<Row[]> {
       // The port route reads no fleet.
       fleet: { view: async () => ({ mode: 'local', replicas: [] }) } as never,
       workbenchRoot: root,
-      openPort: (id, p) => host.openPort(id, p),
+      openPort: (id, p, a) => host.openPort(id, p, a.subject.slice('user:'.length)),
       log: ctx.log,
     },
     { host: '127.0.0.1', port: 0 },
