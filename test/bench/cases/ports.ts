@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { portOpener } from '../../../src/agent/index.js';
 import { startApiServer } from '../../../src/api/index.js';
 import { createObjectStore } from '../../../src/objects/index.js';
 import { createApiToken } from '../../../src/store/index.js';
@@ -92,7 +93,13 @@ export async function ports(ctx: BenchContext): Promise<Row[]> {
       // The port route reads no fleet.
       fleet: { view: async () => ({ mode: 'local', replicas: [] }) } as never,
       workbenchRoot: root,
-      openPort: (id, p, a) => host.openPort(id, p, a.subject.slice('user:'.length)),
+      // As the local node opens it: the in-process workbench, through the agent's opener.
+      openPort: portOpener({
+        remote: false,
+        local: host,
+        registry: null,
+        readAffinity: async () => null,
+      })!,
       log: ctx.log,
     },
     { host: '127.0.0.1', port: 0 },
