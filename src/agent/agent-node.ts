@@ -19,6 +19,7 @@ import {
 } from '../mesh/index.js';
 import {
   type Db,
+  getRunForOwner,
   listenForKillSwitch,
   readConsentState,
   recordWorkerConnected,
@@ -67,7 +68,8 @@ export interface AgentNodeDeps {
   /**
    * The database, for worker hosts: with it (and the gRPC server), worker hosts may
    * connect to this node's `NodeService.Stream` with their users' API tokens, and calls
-   * the workbench cannot serve are rerouted to them through the consent gate.
+   * the workbench cannot serve are rerouted to them through the consent gate. A remote
+   * node opens ports on its replicas only with it (the run's owner is read there).
    */
   readonly db?: Db;
 }
@@ -179,6 +181,7 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     local: deps.local,
     registry,
     readAffinity: deps.readAffinity,
+    ...(deps.db ? { ownsRun: ownsRunIn(deps.db) } : {}),
   });
   if (deps.serveGrpc === false) {
     return {
@@ -266,6 +269,11 @@ async function listenForKillSwitches(
     },
   );
   return listening === null ? null : await listening;
+}
+
+/** Whether a user owns a run, read from the store (the port route's check). */
+function ownsRunIn(db: Db): (runId: string, userId: string) => Promise<boolean> {
+  return async (runId, userId) => (await getRunForOwner(db, runId, userId)) !== null;
 }
 
 /** The refusal of a person token on a worker stream. */

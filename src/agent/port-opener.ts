@@ -7,6 +7,11 @@
  * nothing listening, and a holder this node is not connected to is `unavailable`
  * (retry), never another replica.
  *
+ * The opener is where the run's owner is checked (the route relies on it): a run that
+ * is not the caller's is `not_found` before any connection is made. The in-process
+ * workbench checks it against the owner of the processes it runs, without a read; a
+ * remote agent reads the run, and the holder checks again.
+ *
  * @module
  */
 
@@ -34,6 +39,8 @@ export interface PortOpenerOptions {
   readonly registry: Pick<PeerRegistry, 'views' | 'connection'> | null;
   /** The node of the run's live workspace, `null` when there is none. */
   readonly readAffinity: (runId: string) => Promise<string | null>;
+  /** Whether `userId` owns run `runId` (and it is not deleted); needed when remote. */
+  readonly ownsRun?: (runId: string, userId: string) => Promise<boolean>;
 }
 
 /** The owner's user id of a user authority (the run's owner, checked again where it runs). */
@@ -54,12 +61,14 @@ export function portOpener(options: PortOpenerOptions): PortOpener | null {
     if (!openPort) return null;
     return (runId, port, authority) => openPort(runId, port, ownerOf(authority));
   }
-  const registry = options.registry;
-  if (registry === null) return null;
+  const { registry, ownsRun } = options;
+  if (registry === null || ownsRun === undefined) return null;
   return async (runId, port, authority) => {
-    ownerOf(authority);
     const wire = authorityToWire(authority);
     if (wire === null) throw new WorkbenchError('forbidden', 'forbidden: not a minted authority');
+    if (!(await ownsRun(runId, ownerOf(authority)))) {
+      throw new WorkbenchError('not_found', `not_found: run "${runId}" does not exist`);
+    }
     const nodeId = await options.readAffinity(runId);
     if (nodeId === null) {
       throw new WorkbenchError(

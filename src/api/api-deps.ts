@@ -61,9 +61,10 @@ export interface ApiDeps {
    */
   onRunNetworkChanged?: (runId: string, policy: EgressPolicy) => void;
   /**
-   * Opens a connection to a port in a run's sandbox (the port route), as the run's
-   * owner: the agent node's `openPort`, on the in-process workbench or over the mesh to
-   * the replica holding the run. Absent: the route answers `unavailable`.
+   * Opens a connection to a port in a run's sandbox (the port route) for `authority`:
+   * the agent node's `openPort`, on the in-process workbench or over the mesh to the
+   * replica holding the run. It checks the run's owner (`not_found` otherwise) before it
+   * connects; the route relies on that. Absent: the route answers `unavailable`.
    */
   openPort?: (runId: string, port: number, authority: Authority) => Promise<Duplex>;
   /** Served at `/metrics`; an empty text when absent. */

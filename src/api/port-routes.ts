@@ -21,7 +21,6 @@ import { WorkbenchError } from '../contract/index.js';
 import type { ApiDeps, RouteContext } from './api-deps.js';
 import { authenticate, type Caller } from './auth.js';
 import { ApiError, errorAnswer } from './http-io.js';
-import { requireOwnRun } from './run-calls.js';
 
 /** The path of a port route: run id, port, and the rest (with its query). */
 const PORT_PATH = /^\/v1\/runs\/([^/]+)\/ports\/(\d{1,5})(\/[^?]*)?(\?.*)?$/;
@@ -69,6 +68,13 @@ async function open(deps: ApiDeps, caller: Caller, runId: string, port: number):
     if (err instanceof WorkbenchError && err.code === 'port_not_listening') {
       throw new ApiError(502, 'port_not_listening', err.message);
     }
+    if (err instanceof WorkbenchError && err.code === 'not_found') {
+      throw new ApiError(
+        404,
+        'not_found',
+        `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
+      );
+    }
     throw err;
   }
 }
@@ -88,7 +94,7 @@ export async function portRoute(ctx: RouteContext): Promise<void> {
   if (target === null) {
     throw new ApiError(404, 'not_found', 'not_found: expected /v1/runs/:runId/ports/:port/...');
   }
-  await requireOwnRun(ctx, target.runId);
+  // The opener checks the run's owner (not_found) before it connects.
   const conn = await open(ctx.deps, ctx.caller, target.runId, target.port);
   const upstream = request({
     createConnection: () => conn,
@@ -139,7 +145,6 @@ export async function portUpgrade(
     const target = portTarget(req.url ?? '');
     if (target === null) throw new ApiError(404, 'not_found', `not_found: no route ${req.url}`);
     const caller = await authenticate(deps.db, req);
-    await requireOwnRun({ deps, caller }, target.runId);
     const conn = await open(deps, caller, target.runId, target.port);
     const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
     for (const [name, value] of Object.entries(forwardedHeaders(req, target.port))) {

@@ -43,8 +43,9 @@ export interface RunReleaseTarget {
 /**
  * Something that opens a connection to a port in a run's sandbox
  * (`WorkbenchHost.openPort`): for `ownerUserId`, the run's owner (another user's run
- * is `not_found`); `port_not_listening` when nothing listens there.
+ * is `not_found`, and no connection is made); `port_not_listening` when nothing
+ * listens there.
  */
 export interface PortTarget {
-  openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex>;
+  openPort(runId: string, port: number, ownerUserId: string): Promise<Duplex>;
 }

@@ -360,10 +360,10 @@ export class WorkbenchHost {
 
   /**
    * A connection to `port` on the loopback of the run's sandbox here, for the port
-   * route: where its background processes listen. `port_not_listening` otherwise; a
-   * run not of `ownerUserId`, when given, `not_found`.
+   * route: where its background processes listen, for the run's owner `ownerUserId`
+   * (another user's run is `not_found`). `port_not_listening` when nothing listens.
    */
-  openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex> {
+  openPort(runId: string, port: number, ownerUserId: string): Promise<Duplex> {
     return this.processes.openPort(runId, port, ownerUserId);
   }
 

@@ -17,7 +17,7 @@ import type {
 } from '../contract/index.js';
 import { WorkbenchError } from '../contract/index.js';
 import { BwrapRunner } from '../sandbox/bwrap/index.js';
-import type { Db } from '../store/index.js';
+import { type Db, getRunForOwner } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { type ExecDeps, prepareExec, requireRunner } from './actions/index.js';
 import type { WorkspaceAccess } from './lifecycle/index.js';
@@ -184,19 +184,20 @@ export class ProcessCalls {
 
   /**
    * A connection to `port` in the sandbox of the run's background processes on this
-   * node (`port_not_listening` when none runs, or nothing listens there). With
-   * `ownerUserId`, a run of another owner is `not_found`.
+   * node, for `ownerUserId`: a run of another user (or none) is `not_found`, whatever
+   * runs in it; `port_not_listening` when no process runs, or nothing listens there.
+   * The owner of the processes running here decides without a read; the run's row
+   * decides when none runs.
    */
-  async openPort(runId: string, port: number, ownerUserId?: string): Promise<Duplex> {
+  async openPort(runId: string, port: number, ownerUserId: string): Promise<Duplex> {
     const runner = requireRunner(this.#deps.exec.runner);
     if (!(runner instanceof BwrapRunner)) throw noProcessSandbox();
-    if (ownerUserId !== undefined) {
-      // A caller over the mesh names whose port it opens; only the owner's run answers.
-      const { run } = await this.#deps.access.look(runId);
-      if (run.ownerUserId !== ownerUserId) {
-        throw new WorkbenchError('not_found', `not_found: no run ${runId}`);
-      }
-    }
+    const owner = this.supervisor.ownerOf(runId);
+    const owned =
+      owner === null
+        ? (await getRunForOwner(this.#deps.db, runId, ownerUserId)) !== null
+        : owner === ownerUserId;
+    if (!owned) throw new WorkbenchError('not_found', `not_found: run "${runId}" does not exist`);
     return runner.connectPort(this.#deps.access.dirOf(runId), port);
   }
 

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
 import { WorkbenchClient } from '../../src/client/index.js';
+import { createApiToken, openDb } from '../../src/store/index.js';
 import { finished } from '../support/local-node.js';
 import { type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
-import { PORT_SERVER, webSocketEcho } from '../support/port-server.js';
+import { PORT_SERVER, webSocketEcho, webSocketHead } from '../support/port-server.js';
 import { createTestDatabase } from '../support/postgres.js';
 
 /**
@@ -561,6 +562,18 @@ t.test(
     t.equal(nobody.status, 401, 'no token, no port');
     const other = await fetch(`${node.url}/v1/runs/run-nobody/ports/${port}/`, { headers: auth });
     t.equal(other.status, 404, 'not the caller’s run');
+    // Another user, on this run whose server listens: not found, over HTTP and WebSocket.
+    const store = await openDb({ kind: 'postgres', url: database.url });
+    const mallory = (await createApiToken(store, 'mallory')).token;
+    await store.close();
+    const theirs = await fetch(`${base}/`, { headers: { authorization: `Bearer ${mallory}` } });
+    t.same(
+      [theirs.status, ((await theirs.json()) as Json).errorCode],
+      [404, 'not_found'],
+      'another user’s run, its server listening',
+    );
+    const theirSocket = await webSocketHead(new URL(`${base}/ws`), mallory);
+    t.match(theirSocket, /^HTTP\/1\.1 404 /, 'nor a WebSocket to it');
     const closed = await fetch(`${node.url}/v1/runs/${runId}/ports/${port + 1}/`, {
       headers: auth,
     });

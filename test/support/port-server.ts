@@ -54,6 +54,23 @@ print("listening", flush=True)
 server.serve_forever()
 `;
 
+/** The head of the answer to a WebSocket upgrade (a refusal, when the route refuses). */
+export async function webSocketHead(target: URL, token: string): Promise<string> {
+  const socket = connect(Number(target.port), target.hostname);
+  await once(socket, 'connect');
+  socket.write(
+    `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
+  let got = '';
+  while (!got.includes('\r\n\r\n')) {
+    const [chunk] = (await once(socket, 'data')) as [Buffer];
+    got += chunk.toString();
+  }
+  socket.destroy();
+  return got.slice(0, got.indexOf('\r\n\r\n'));
+}
+
 /** A WebSocket exchange of one text message over `socket`, after the handshake. */
 export async function webSocketEcho(target: URL, token: string, text: string) {
   const socket = connect(Number(target.port), target.hostname);

@@ -66,6 +66,7 @@ export type SupervisedStart =
 
 interface Running {
   readonly runId: string;
+  readonly ownerUserId: string;
   readonly handle: SessionProcess;
   readonly output: ProcessOutput;
   /** Resolves once its end is recorded. */
@@ -120,7 +121,12 @@ export class ProcessSupervisor {
       await endProcess(db, id, nodeId, { status: 'killed' }).catch(() => null);
       throw err;
     }
-    const running: Running = { runId: request.runId, handle, output };
+    const running: Running = {
+      runId: request.runId,
+      ownerUserId: request.ownerUserId,
+      handle,
+      output,
+    };
     this.#running.set(id, running);
     const lifetime =
       this.#o.maxLifetimeMs === undefined
@@ -156,6 +162,12 @@ export class ProcessSupervisor {
     let n = 0;
     for (const r of this.#running.values()) if (r.runId === runId) n += 1;
     return n;
+  }
+
+  /** The owner of `runId`'s processes running here; null when none runs here. */
+  ownerOf(runId: string): string | null {
+    for (const r of this.#running.values()) if (r.runId === runId) return r.ownerUserId;
+    return null;
   }
 
   /** The runs that have a process running here. */
