@@ -183,6 +183,11 @@ export const ERROR_CODES = {
       'The run has as many background processes running as its node allows (MEMQL_PROCESS_MAX_PER_RUN); end one with process_signal, or wait for one to end, then start again.',
     category: 'policy',
   },
+  process_lifetime: {
+    meaning:
+      'The background process ran the longest a process may on this node (MEMQL_PROCESS_MAX_LIFETIME_MS) and was killed; its output and files are kept. Start it again to go on, or ask the operator for a longer lifetime.',
+    category: 'policy',
+  },
   port_not_listening: {
     meaning:
       "Nothing listens on that port in the run's sandbox: start the server with process_start first, and check its output for the port it chose.",

@@ -150,16 +150,20 @@ export const processWaitArgsSchema = z.strictObject({
 /** Where a process is: running, or how it ended. */
 export type ProcessState = 'running' | 'exited' | 'killed' | 'lost' | 'node_stopping';
 
+/**
+ * Why a process ended without its own doing: its replica was lost (`process_lost`), its
+ * replica shut down after the grace (`node_stopping`), or it ran the node's maximum
+ * lifetime and was killed (`process_lifetime`).
+ */
+export type ProcessErrorCode = 'process_lost' | 'node_stopping' | 'process_lifetime';
+
 /** A process as the actions answer it. */
 export interface ProcessView {
   processId: string;
   runId: string;
   status: ProcessState;
-  /**
-   * Why it ended without its own doing: `process_lost` (its replica was lost) or
-   * `node_stopping` (its replica shut down, after the grace); null otherwise.
-   */
-  errorCode: 'process_lost' | 'node_stopping' | null;
+  /** Why it ended without its own doing; null while it runs, or when it did. */
+  errorCode: ProcessErrorCode | null;
   command: string;
   cwd: string;
   /** True when it runs on a terminal (`pty`). */

@@ -20,6 +20,7 @@
  * @module
  */
 
+import type { ProcessErrorCode } from '../contract/index.js';
 import type { Queryable } from './db.js';
 import { bytesOrNull, date, dateOrNull, jsonColumn, textOrNull } from './rows.js';
 
@@ -43,6 +44,8 @@ export interface ProcessRow {
   /** What started it: command, cwd, env, pty. Never stdin. */
   request: Record<string, unknown>;
   status: ProcessStatus;
+  /** Why it ended without its own doing; null while it runs, or when it did. */
+  errorCode: ProcessErrorCode | null;
   exitCode: number | null;
   signal: string | null;
   /** Bytes of each stream kept so far. */
@@ -70,8 +73,8 @@ export const PROCESS_EVENT_TYPES = [
   'workspace_process.lost',
 ] as const;
 
-const COLUMNS = `id, run_id, owner_user_id, node_id, call_id, request, status, exit_code,
-  signal, stdout_bytes, stderr_bytes, started_at, ended_at`;
+const COLUMNS = `id, run_id, owner_user_id, node_id, call_id, request, status, error_code,
+  exit_code, signal, stdout_bytes, stderr_bytes, started_at, ended_at`;
 
 /** Byte-count column of each stream. */
 const BYTES_COLUMN: Record<ProcessStream, string> = {
@@ -89,6 +92,7 @@ function toProcess(r: Record<string, unknown>): ProcessRow {
     callId: textOrNull(r.call_id),
     request: jsonColumn<Record<string, unknown>>(r.request ?? {}),
     status: r.status as ProcessStatus,
+    errorCode: textOrNull(r.error_code) as ProcessErrorCode | null,
     exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
     signal: textOrNull(r.signal),
     stdoutBytes: Number(r.stdout_bytes),
@@ -105,7 +109,8 @@ function toProcess(r: Record<string, unknown>): ProcessRow {
 function processEventsInsert(source: string, type: string): string {
   return `insert into audit_event (event_type, run_id, owner_user_id, metadata)
     select ${type}, p.run_id, p.owner_user_id, jsonb_build_object(
-      'processId', p.id, 'nodeId', p.node_id, 'status', p.status, 'exitCode', p.exit_code,
+      'processId', p.id, 'nodeId', p.node_id, 'status', p.status, 'errorCode', p.error_code,
+      'exitCode', p.exit_code,
       'signal', case when p.signal ~ '^SIG[A-Z0-9+-]{1,12}$' then p.signal end,
       'stdoutBytes', p.stdout_bytes, 'stderrBytes', p.stderr_bytes,
       'durationMs', case when p.ended_at is null then null else greatest(0,
@@ -266,6 +271,8 @@ export interface ProcessOutcome {
   status: Exclude<ProcessEnd, 'lost'>;
   exitCode?: number | null;
   signal?: string | null;
+  /** `node_stopping` with that status; `process_lifetime` for a kill at its lifetime. */
+  errorCode?: Exclude<ProcessErrorCode, 'process_lost'> | null;
 }
 
 /**
@@ -280,12 +287,20 @@ export async function endProcess(
 ): Promise<ProcessRow | null> {
   const rows = await q.query(
     `with ended as (
-       update workspace_process set status = $3, exit_code = $4, signal = $5, ended_at = now()
+       update workspace_process
+       set status = $3, exit_code = $4, signal = $5, error_code = $6, ended_at = now()
        where id = $1 and node_id = $2 and status = 'running'
        returning ${COLUMNS}
      ), events as (${processEventsInsert('ended', END_EVENT_SQL)})
      select ${COLUMNS} from ended`,
-    [id, nodeId, outcome.status, outcome.exitCode ?? null, outcome.signal ?? null],
+    [
+      id,
+      nodeId,
+      outcome.status,
+      outcome.exitCode ?? null,
+      outcome.signal ?? null,
+      outcome.errorCode ?? null,
+    ],
   );
   return rows[0] ? toProcess(rows[0]) : null;
 }
@@ -302,7 +317,7 @@ export async function loseProcesses(
 ): Promise<ProcessRow[]> {
   const rows = await q.query(
     `with lost as (
-       update workspace_process set status = 'lost', ended_at = now()
+       update workspace_process set status = 'lost', error_code = 'process_lost', ended_at = now()
        where node_id = $1 and status = 'running' and ($2::text is null or run_id = $2::text)
        returning ${COLUMNS}
      ), events as (${processEventsInsert('lost', `'workspace_process.lost'`)})

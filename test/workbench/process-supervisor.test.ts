@@ -162,18 +162,21 @@ t.test(
   'the lifetime kills; the stop gives the grace, then node_stopping; files synced',
   async (t) => {
     const synced: string[] = [];
-    const node = new ProcessSupervisor({
-      db,
-      nodeId: 'node-c',
-      maxLivePerRun: 4,
-      flushMs: 20,
-      maxLifetimeMs: 300,
-      sync: async (runId) => {
-        synced.push(runId);
-      },
-      syncMs: 50,
-      log,
-    });
+    const supervisor = (maxLifetimeMs?: number) =>
+      new ProcessSupervisor({
+        db,
+        nodeId: 'node-c',
+        maxLivePerRun: 4,
+        flushMs: 20,
+        ...(maxLifetimeMs === undefined ? {} : { maxLifetimeMs }),
+        sync: async (runId) => {
+          synced.push(runId);
+        },
+        syncMs: 50,
+        log,
+      });
+    // The lifetime's supervisor; the stop's has none, so only the stop ends its processes.
+    let node = supervisor(300);
     const { run, workspaceDir } = await fixture(t);
     // `onFirst` is told of the process's first output as it comes from the sandbox.
     const start = (command: string, onFirst: () => void = () => {}) =>
@@ -191,11 +194,22 @@ t.test(
     const old = await start('sleep 600');
     if (old.kind !== 'started') throw new Error('not started');
     t.equal(node.liveIn(run.id), 1);
-    t.match(await old.ended, { status: 'killed', signal: 'SIGKILL' }, 'past its lifetime');
+    t.match(
+      await old.ended,
+      { status: 'killed', signal: 'SIGKILL', errorCode: 'process_lifetime' },
+      'past its lifetime, typed',
+    );
+    const killedEvent = await db.query<{ code: string }>(
+      `select metadata->>'errorCode' as code from audit_event
+       where event_type = 'workspace_process.killed' and metadata->>'processId' = $1`,
+      [old.process.id],
+    );
+    t.same(killedEvent, [{ code: 'process_lifetime' }], 'its event says why');
     t.ok(synced.includes(run.id), 'its files were synced before its end was recorded');
     t.equal(node.liveIn(run.id), 0);
 
     // A process that exits on SIGTERM within the grace, and one that ignores it.
+    node = supervisor();
     const polite = await start('sleep 600');
     // (`exec`: the shell gives way to python, which leads the process group itself.)
     // It prints once its handler is set: the stop must come after that.
@@ -210,10 +224,14 @@ t.test(
     if (polite.kind !== 'started' || stubborn.kind !== 'started') throw new Error('not started');
     await ignoring;
     await node.endAll(100);
-    t.match(await polite.ended, { status: 'node_stopping', signal: 'SIGTERM' });
+    t.match(await polite.ended, {
+      status: 'node_stopping',
+      signal: 'SIGTERM',
+      errorCode: 'node_stopping',
+    });
     t.match(
       await stubborn.ended,
-      { status: 'node_stopping', signal: 'SIGKILL' },
+      { status: 'node_stopping', signal: 'SIGKILL', errorCode: 'node_stopping' },
       'killed after the grace',
     );
     const events = await listAuditEvents(db, { runId: run.id });

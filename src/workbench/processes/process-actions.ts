@@ -48,12 +48,7 @@ export function processView(row: ProcessRow): ProcessView {
     processId: row.id,
     runId: row.runId,
     status: row.status,
-    errorCode:
-      row.status === 'lost'
-        ? 'process_lost'
-        : row.status === 'node_stopping'
-          ? 'node_stopping'
-          : null,
+    errorCode: row.errorCode,
     command: typeof request.command === 'string' ? request.command : '',
     cwd: typeof request.cwd === 'string' ? request.cwd : '.',
     pty: request.pty !== undefined && request.pty !== null,

@@ -18,6 +18,7 @@ import {
   type Db,
   endProcess,
   loseProcesses,
+  type ProcessOutcome,
   type ProcessRow,
   type ProcessStart,
   startProcess,
@@ -71,6 +72,8 @@ interface Running {
   readonly output: ProcessOutput;
   /** Resolves once its end is recorded. */
   ended?: Promise<ProcessRow | null>;
+  /** It ran the maximum lifetime and was sent SIGKILL. */
+  expired?: boolean;
 }
 
 /** See the module comment. */
@@ -133,12 +136,13 @@ export class ProcessSupervisor {
         ? null
         : setTimeout(() => {
             log.info({ processId: id, runId: request.runId }, 'process ran its maximum lifetime');
+            running.expired = true;
             handle.signal('SIGKILL');
           }, this.#o.maxLifetimeMs);
     lifetime?.unref();
     const ended = handle.ended.then((exit) => {
       if (lifetime) clearTimeout(lifetime);
-      return this.#record(id, request.runId, output, exit);
+      return this.#record(id, request.runId, output, exit, running);
     });
     running.ended = ended;
     this.#scheduleSync();
@@ -251,6 +255,7 @@ export class ProcessSupervisor {
     runId: string,
     output: ProcessOutput,
     exit: ProcessExit,
+    running: Running,
   ): Promise<ProcessRow | null> {
     await output.close();
     // Its files are synced before its end is seen, unless the run is held by something
@@ -266,13 +271,22 @@ export class ProcessSupervisor {
     clearTimeout(waited);
     this.#running.delete(id);
     // During the node's stop every end is the stop's: the process had its grace.
-    const outcome = this.#stopping
-      ? { status: 'node_stopping' as const, exitCode: exit.exitCode, signal: exit.signal }
+    const outcome: ProcessOutcome = this.#stopping
+      ? {
+          status: 'node_stopping',
+          exitCode: exit.exitCode,
+          signal: exit.signal,
+          errorCode: 'node_stopping',
+        }
       : exit.lost
-        ? { status: 'killed' as const }
+        ? { status: 'killed' }
         : exit.signal !== null
-          ? { status: 'killed' as const, signal: exit.signal }
-          : { status: 'exited' as const, exitCode: exit.exitCode };
+          ? {
+              status: 'killed',
+              signal: exit.signal,
+              ...(running.expired ? { errorCode: 'process_lifetime' as const } : {}),
+            }
+          : { status: 'exited', exitCode: exit.exitCode };
     for (let attempt = 0; ; attempt++) {
       try {
         return await endProcess(this.#o.db, id, this.#o.nodeId, outcome);
