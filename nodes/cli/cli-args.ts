@@ -15,6 +15,7 @@ import {
 import { take, UsageError } from './cli-usage.js';
 import { hostList, type NetworkCliCommand, parseNetwork, secretList } from './network-args.js';
 import { type ProcessCliCommand, parseProcesses, parseShell } from './process-args.js';
+import { parseVersions, type VersionCliCommand } from './version-args.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
 export { UsageError } from './cli-usage.js';
@@ -65,6 +66,7 @@ export type CliCommand =
   | { kind: 'build'; runId: string; ref?: string; script?: string }
   | NetworkCliCommand
   | ProcessCliCommand
+  | VersionCliCommand
   | WorkerCliCommand;
 
 /** Options every subcommand accepts. */
@@ -125,6 +127,9 @@ const OPTIONS = {
   follow: { type: 'boolean', short: 'f' },
   eof: { type: 'boolean' },
   signal: { type: 'string', short: 's' },
+  labelled: { type: 'boolean' },
+  version: { type: 'string' },
+  remove: { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -181,6 +186,11 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'processes-kill': ['signal'],
   'processes-wait': ['timeout-ms'],
   shell: ['cwd'],
+  versions: ['limit', 'before', 'labelled'],
+  diff: [],
+  checkpoint: ['version', 'remove'],
+  restore: [],
+  fork: [],
 };
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -382,6 +392,12 @@ function parseCommand(
       return parseNetwork(sub, rest, v);
     case 'shell':
       return parseShell(all, v);
+    case 'versions':
+    case 'diff':
+    case 'checkpoint':
+    case 'restore':
+    case 'fork':
+      return parseVersions(group, all, v);
     case 'processes':
     case 'ps':
       return parseProcesses(sub, rest, afterDash.length > 0 ? execLine(afterDash) : null, v);

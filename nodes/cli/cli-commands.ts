@@ -38,6 +38,7 @@ import {
 } from './cli-output.js';
 import { runNetworkCommand } from './network-commands.js';
 import { runProcessCommand } from './process-commands.js';
+import { runVersionCommand } from './version-commands.js';
 import { runWorkerCommand } from './worker-commands.js';
 
 /** Where a command's output goes; the process's streams in the binary. */
@@ -270,6 +271,12 @@ async function runCommand(
     case 'processes-wait':
     case 'shell':
       return runProcessCommand(command, client, io, global.json, signal);
+    case 'versions':
+    case 'diff':
+    case 'checkpoint':
+    case 'restore':
+    case 'fork':
+      return runVersionCommand(command, client, out, global.json);
     default:
       return runWorkerCommand(command, client, out, global.json);
   }

@@ -65,6 +65,14 @@ background processes (memql ps is the same; they outlive the call that starts th
   memql shell <runId> [--cwd DIR]    an interactive terminal in the run's sandbox (a
       person token: MEMQL_TOKEN of kind person); exits with the shell's exit code
 
+workspace history (every change of a run's files is a version)
+  memql versions <runId> [--limit N] [--before V] [--labelled]   newest first
+  memql diff <runId> <from> [<to>]        paths added (A), changed (M), removed (D)
+  memql checkpoint <runId> <label> [--version V]   label a version (default: current)
+  memql checkpoint <runId> <label> --remove        take the label off
+  memql restore <runId> <version|label>   the workspace as it was, as a new version
+  memql fork <runId> [<version|label>]    a new run starting there; prints its id
+
 files
   memql fs read <runId> <path> [--out FILE]             to stdout unless --out
   memql fs write <runId> <path> (--from FILE|- | --content TEXT) [--append]

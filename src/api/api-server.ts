@@ -105,6 +105,14 @@ import {
   listRunsRoute,
 } from './run-routes.js';
 import {
+  checkpointRoute,
+  diffVersionsRoute,
+  forkRoute,
+  listVersionsRoute,
+  removeCheckpointRoute,
+  restoreRoute,
+} from './version-routes.js';
+import {
   getWorkerInvocationRoute,
   killSwitchRoute,
   listWorkerInvocationsRoute,
@@ -172,6 +180,20 @@ const ROUTES: Route[] = [
     handler: processResizeRoute,
   },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/shell$`), handler: shellRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/versions$`), handler: listVersionsRoute },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/versions/diff$`),
+    handler: diffVersionsRoute,
+  },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/checkpoints$`), handler: checkpointRoute },
+  {
+    method: 'DELETE',
+    pattern: new RegExp(`^/v1/runs/${ID}/checkpoints/${ID}$`),
+    handler: removeCheckpointRoute,
+  },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/restore$`), handler: restoreRoute },
+  { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/fork$`), handler: forkRoute },
   ...['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => ({
     method,
     pattern: new RegExp(`^/v1/runs/${ID}/ports/(\\d{1,5})(?:/.*)?$`),

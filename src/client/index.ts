@@ -18,6 +18,10 @@ export {
   type ProcessState,
   type ProcessView,
   type ToolDefinition,
+  type VersionDiffPayload,
+  type VersionListPayload,
+  type VersionRestorePayload,
+  type VersionView,
   WORKBENCH_TOOL_NAME,
   workbenchToolDefinition,
 } from '../contract/index.js';
@@ -28,4 +32,5 @@ export * from './id-checks.js';
 export * from './ndjson-stream.js';
 export * from './process-client.js';
 export * from './types.js';
+export * from './version-client.js';
 export * from './workbench-client.js';

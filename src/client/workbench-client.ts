@@ -58,6 +58,7 @@ import type {
   TokenRecord,
   WorkspaceRecord,
 } from './types.js';
+import { VersionClient } from './version-client.js';
 
 /**
  * Transport refusals a model can act on (fix the arguments, send less); the tool
@@ -75,11 +76,14 @@ export class WorkbenchClient {
   private readonly http: ClientTransport;
   /** A run's background processes (`/v1/runs/:runId/processes`). */
   readonly processes: ProcessClient;
+  /** A run's workspace history: versions, diffs, checkpoints, restore, fork. */
+  readonly versions: VersionClient;
 
   constructor(options: WorkbenchClientOptions) {
     this.http = new ClientTransport(options);
     this.baseUrl = this.http.baseUrl;
     this.processes = new ProcessClient(this.http);
+    this.versions = new VersionClient(this.http);
   }
 
   /** Create a run owned by the token's user. */

@@ -25,9 +25,14 @@ const PURPOSE: Record<ToolActionName, string> = {
   process_signal: "send a signal to a running process's process group",
   process_wait: 'wait, within a time limit, for a process to end',
   process_resize: "resize a running process's terminal",
+  version_list: "list the workspace's versions, newest first, with what made each",
+  version_diff: 'the paths added, changed and removed between two versions',
+  version_checkpoint: 'label a version (a checkpoint, kept past retention), or take a label off',
+  version_restore: 'put the workspace back to a version, as a new version',
 };
 
 function typeOf(schema: JsonSchema): string {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as JsonSchema[]).map(typeOf).join(' or ');
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
   if (schema.type === 'object') return schema.properties ? 'object' : 'object of strings';
   if (schema.type === 'array') {

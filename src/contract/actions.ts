@@ -36,6 +36,12 @@ import {
   processWaitArgsSchema,
   processWriteArgsSchema,
 } from './process-actions.js';
+import {
+  versionCheckpointArgsSchema,
+  versionDiffArgsSchema,
+  versionListArgsSchema,
+  versionRestoreArgsSchema,
+} from './version-actions.js';
 
 export {
   DEFAULT_LIST_LIMIT,
@@ -356,6 +362,10 @@ export const ACTION_NAMES = [
   'process_wait',
   'process_resize',
   'process_shell',
+  'version_list',
+  'version_diff',
+  'version_checkpoint',
+  'version_restore',
   'build',
 ] as const;
 
@@ -399,6 +409,10 @@ export const ACTION_SCHEMAS = {
   process_wait: processWaitArgsSchema,
   process_resize: processResizeArgsSchema,
   process_shell: processShellArgsSchema,
+  version_list: versionListArgsSchema,
+  version_diff: versionDiffArgsSchema,
+  version_checkpoint: versionCheckpointArgsSchema,
+  version_restore: versionRestoreArgsSchema,
   build: buildArgsSchema,
 } as const satisfies Record<ActionName, z.ZodType>;
 
@@ -419,6 +433,7 @@ const MUTATING_ACTIONS: ReadonlySet<ActionName> = new Set([
   'exec',
   'fetch',
   'process_start',
+  'version_restore',
 ]);
 
 /**

@@ -188,6 +188,16 @@ export const ERROR_CODES = {
       'The background process ran the longest a process may on this node (MEMQL_PROCESS_MAX_LIFETIME_MS) and was killed; its output and files are kept. Start it again to go on, or ask the operator for a longer lifetime.',
     category: 'policy',
   },
+  version_not_found: {
+    meaning:
+      'The run has no kept version with that number or label: version_list names the kept ones (older unlabelled versions pass retention, MEMQL_VERSION_KEEP_COUNT and MEMQL_VERSION_KEEP_MS).',
+    category: 'caller',
+  },
+  label_in_use: {
+    meaning:
+      'That label already names another version of this run: remove it first (version_checkpoint with remove: true), or choose another label.',
+    category: 'caller',
+  },
   port_not_listening: {
     meaning:
       "Nothing listens on that port in the run's sandbox: start the server with process_start first, and check its output for the port it chose.",

@@ -71,6 +71,7 @@ export * from './run-network.js';
 export * from './scope.js';
 export * from './token-kind.js';
 export * from './tool-definition.js';
+export * from './version-actions.js';
 export * from './wire-shapes.js';
 export * from './worker-consent.js';
 export * from './worker-views.js';

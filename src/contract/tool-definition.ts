@@ -57,6 +57,14 @@ const ACTION_DESCRIPTIONS: Record<ToolActionName, string> = {
   process_signal: "Send a signal (default SIGTERM) to a running process's process group.",
   process_wait: 'Wait up to timeoutMs for a process to end; the answer says whether it has.',
   process_resize: "Resize a running process's terminal (one started with pty).",
+  version_list:
+    "List the workspace's versions, newest first: every change of its files is one (each file action, command and restore), with what made it.",
+  version_diff:
+    'Compare two versions: the paths added, changed and removed, with sizes and hashes.',
+  version_checkpoint:
+    'Label a version (the current one by default) to keep it and restore it by name; remove: true takes the label off.',
+  version_restore:
+    'Put the workspace back to a version (by number or label) as a new version; the later versions stay listed, so a restore can be undone.',
 };
 
 const TOOL_DESCRIPTION =

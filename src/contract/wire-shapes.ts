@@ -186,6 +186,11 @@ export interface ExecPayload extends CommandEnding {
    * with its reason. Absent: the command had no network.
    */
   readonly egress?: CommandEgress;
+  /**
+   * The workspace version its files were kept in (a new version when it changed any,
+   * else the one it ran on; `version_list`); absent when they were not kept.
+   */
+  readonly version?: number;
 }
 
 /** Which stream a piece of command output came from. */

@@ -58,6 +58,7 @@ export type McpBackend = Pick<
   | 'listArtifacts'
   | 'getArtifact'
   | 'openArtifact'
+  | 'versions'
 >;
 
 /** The server's name and version, as `initialize` reports them. */
@@ -245,6 +246,18 @@ export function createMcpServer(
         case 'list_runs': {
           const page = await backend.listRuns(input as Parameters<McpBackend['listRuns']>[0]);
           return { content: [text(JSON.stringify(page))], structuredContent: { ...page } };
+        }
+        case 'fork_run': {
+          const { runId, version, label, conversationId } = input;
+          if (typeof runId !== 'string') return invalid('runId: expected the run id from open_run');
+          // The API checks the version or label, and answers version_not_found.
+          const forked = await backend.versions.fork(runId, {
+            ...(typeof version === 'number' ? { version } : {}),
+            ...(typeof label === 'string' ? { label } : {}),
+            ...(typeof conversationId === 'string' ? { conversationId } : {}),
+          } as Parameters<McpBackend['versions']['fork']>[1]);
+          const answer = { runId: forked.run.id, run: forked.run, forkedFrom: forked.forkedFrom };
+          return { content: [text(JSON.stringify(answer))], structuredContent: answer };
         }
         case 'set_run_network': {
           const { runId, ...network } = input;

@@ -1,7 +1,7 @@
 /**
  * The MCP tools: one per workbench action a model may call (the `workbenchHost`
  * actions, `build` never among them), and `open_run` / `end_run` / `list_runs` /
- * `set_run_network` around them. Each action tool takes the action's own arguments plus the run it works in, so
+ * `set_run_network` / `fork_run` around them. Each action tool takes the action's own arguments plus the run it works in, so
  * its input schema is the action's schema from the contract with `runId` (and the
  * optional `environment` hint) added: the same schema the envelope parser holds the call
  * to, so a model is told exactly what is accepted.
@@ -21,6 +21,7 @@ import {
   TERMINAL_RUN_STATUSES,
   TOOL_ACTION_NAMES,
   type ToolActionName,
+  VERSION_LABEL_PATTERN,
 } from '../contract/index.js';
 
 /** What each action tool does, for the model. */
@@ -50,10 +51,24 @@ const ACTION_TOOL_DESCRIPTIONS: Record<ToolActionName, string> = {
     'Wait up to timeoutMs for a background process to end; the answer gives its status either way.',
   process_resize:
     "Resize a running background process's terminal (one started with pty); it gets SIGWINCH.",
+  version_list:
+    "List the run workspace's versions, newest first: every change of its files (each file action, command and restore) is one, with what made it and how many paths it added, changed and removed.",
+  version_diff:
+    'Compare two versions of the run workspace: the paths added, changed and removed between them, with sizes and hashes.',
+  version_checkpoint:
+    'Label a version of the run workspace (the current one by default) so it is kept and can be restored by name; remove: true takes the label off.',
+  version_restore:
+    'Put the run workspace back to an earlier version (by number or label). The restore is a new version: the versions after the restored one stay listed, so it can be undone by restoring again.',
 };
 
 /** The tools that are not workbench actions. */
-export const RUN_TOOL_NAMES = ['open_run', 'end_run', 'list_runs', 'set_run_network'] as const;
+export const RUN_TOOL_NAMES = [
+  'open_run',
+  'end_run',
+  'list_runs',
+  'set_run_network',
+  'fork_run',
+] as const;
 
 /** One tool as `tools/list` answers it. */
 export interface McpToolListing {
@@ -137,6 +152,8 @@ const READ_ONLY: ReadonlySet<ToolActionName> = new Set([
   'process_list',
   'process_output',
   'process_wait',
+  'version_list',
+  'version_diff',
 ]);
 
 /** The input schema of an action tool: the action's arguments, `runId` and `environment`. */
@@ -230,6 +247,37 @@ export function mcpTools(): McpToolListing[] {
         additionalProperties: false,
       },
       annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    {
+      name: 'fork_run',
+      title: 'Fork a run',
+      description:
+        "Open a new run whose workspace starts as a version of another run's (the current one unless version or label names another): to try a second approach from the same state. No file is copied; the two runs go their own ways from there. Returns the new runId.",
+      inputSchema: {
+        type: 'object',
+        properties: {
+          runId: { ...runIdSchema, description: 'The run to fork.' },
+          version: {
+            type: 'integer',
+            minimum: 1,
+            description: 'The version to start from (version_list); the current one by default.',
+          },
+          label: {
+            type: 'string',
+            pattern: VERSION_LABEL_PATTERN.source,
+            description: 'Or the checkpoint label of the version to start from.',
+          },
+          conversationId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_ID_CHARS,
+            description: "The new run's conversation id; the forked run's by default.",
+          },
+        },
+        required: ['runId'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: false },
     },
   ];
   const actionTools = TOOL_ACTION_NAMES.map(

@@ -75,6 +75,7 @@ function output(result: ExecutionResult | null, limit: number): Omit<CommandOutc
     execDurationMs: result.durationMs,
     ...(result.filesRefused ? { filesRefused: result.filesRefused } : {}),
     ...(result.egress ? { egress: result.egress } : {}),
+    ...(result.workspaceVersion !== undefined ? { workspaceVersion: result.workspaceVersion } : {}),
   };
 }
 

@@ -87,6 +87,8 @@ export interface ExecutionResult extends CommandRunResult {
   filesRefused?: FilesRefused;
   /** Set when the command ran with its run's network: the destinations refused meanwhile. */
   egress?: CommandEgress;
+  /** The workspace version its sync left, when its files were kept. */
+  workspaceVersion?: number;
   /**
    * Set when the command succeeded and named expected outputs: what became of each,
    * and the artifacts (bytes stored) to record with the outcome, in its statement.

@@ -58,7 +58,10 @@ export function outputText(
 }
 
 /** An `exec` answer without what only a durable command adds (its id, sync, outputs). */
-export type EndingAnswer = Omit<ExecPayload, 'commandId' | 'filesRefused' | 'outputs' | 'egress'>;
+export type EndingAnswer = Omit<
+  ExecPayload,
+  'commandId' | 'filesRefused' | 'outputs' | 'egress' | 'version'
+>;
 
 /**
  * How a process ended and what it printed, as callers see it: output as UTF-8 text, or
@@ -112,5 +115,6 @@ export function commandAnswer(command: Command): Omit<ExecPayload, 'commandId'> 
     ...(command.filesRefused ? { filesRefused: command.filesRefused } : {}),
     ...(outputs ? { outputs } : {}),
     ...(command.egress ? { egress: command.egress } : {}),
+    ...(typeof command.workspaceVersion === 'number' ? { version: command.workspaceVersion } : {}),
   };
 }

@@ -189,6 +189,8 @@ export interface CommandOutcome {
   outputs?: readonly ExpectedOutputResult[] | null;
   /** What the command's network did (it ran with its run's network); null when it had none. */
   egress?: CommandEgress | null;
+  /** The workspace version the command's sync left. */
+  workspaceVersion?: number | null;
   /**
    * Artifacts of the outputs that were promoted, their bytes already stored: recorded
    * (each with its `artifact.promoted` event) by the statement that records the
@@ -256,6 +258,7 @@ export async function finishAndClaim(
     outcome.filesRefused ? JSON.stringify(outcome.filesRefused) : null,
     outcome.outputs ? JSON.stringify(outcome.outputs) : null,
     outcome.egress ? JSON.stringify(outcome.egress) : null,
+    outcome.workspaceVersion ?? null,
   ];
   const param = (value: unknown) => params.push(value);
   const promoted =
@@ -284,7 +287,7 @@ export async function finishAndClaim(
          error_category = $6, stdout = $7, stderr = $8, stdout_truncated = $9,
          stderr_truncated = $10, signal = $11, oom_killed = $12, exec_duration_ms = $13,
          files_refused = $14::text::jsonb, outputs = $15::text::jsonb,
-         egress = $16::text::jsonb, finished_at = now(),
+         egress = $16::text::jsonb, workspace_version = $17, finished_at = now(),
          lease_owner = null, lease_expires_at = null
        where id = $1 and status = 'running' and lease_owner = $2
        returning ${COLUMNS}

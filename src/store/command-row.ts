@@ -64,6 +64,8 @@ export interface Command {
    * with its run's network; null otherwise (absent on rows read without it).
    */
   egress?: CommandEgress | null;
+  /** The workspace version its sync left (see `ExecPayload.version`); null when none. */
+  workspaceVersion?: number | null;
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -73,7 +75,8 @@ export interface Command {
 export const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id, call_id, status,
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
   error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
-  oom_killed, exec_duration_ms, files_refused, outputs, egress, queued_at, started_at, finished_at`;
+  oom_killed, exec_duration_ms, files_refused, outputs, egress, workspace_version, queued_at,
+  started_at, finished_at`;
 
 /** {@link COLUMNS} qualified by a table alias (`c.id, c.run_id, ...`). */
 export function columnsOf(alias: string): string {
@@ -118,6 +121,14 @@ export function toCommand(r: Record<string, unknown>): Command {
     filesRefused: jsonOrNull<FilesRefused>(r.files_refused),
     ...('outputs' in r ? { outputs: jsonOrNull<ExpectedOutputResult[]>(r.outputs) } : {}),
     ...('egress' in r ? { egress: jsonOrNull<CommandEgress>(r.egress) } : {}),
+    ...('workspace_version' in r
+      ? {
+          workspaceVersion:
+            r.workspace_version === null || r.workspace_version === undefined
+              ? null
+              : Number(r.workspace_version),
+        }
+      : {}),
     queuedAt: date(r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),

@@ -14,6 +14,8 @@ export interface FileConflict {
   size: number | null;
   mode: number | null;
   mtimeMs: number | null;
+  /** The run whose blob holds the lost side's content, when not `runId` (a fork's entry). */
+  blobRunId?: string | null;
   /** The node whose commit met the conflict, and the generation it committed under. */
   committerNodeId: string;
   committerGeneration: number;
@@ -39,9 +41,10 @@ export async function insertFileConflicts(
   if (conflicts.length === 0) return;
   await tx.execute(
     `insert into workspace_file_conflict (run_id, path, hash, size, mode, mtime_ms,
-       committer_node_id, committer_generation, side, base_version, committed_version)
+       committer_node_id, committer_generation, side, base_version, committed_version,
+       blob_run_id)
      select * from unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int4[],
-       $6::int8[], $7::text[], $8::int8[], $9::text[], $10::int8[], $11::int8[])`,
+       $6::int8[], $7::text[], $8::int8[], $9::text[], $10::int8[], $11::int8[], $12::text[])`,
     [
       conflicts.map((c) => c.runId),
       conflicts.map((c) => c.path),
@@ -54,6 +57,7 @@ export async function insertFileConflicts(
       conflicts.map((c) => c.side),
       conflicts.map((c) => c.baseVersion),
       conflicts.map((c) => c.committedVersion),
+      conflicts.map((c) => c.blobRunId ?? null),
     ],
   );
 }

@@ -25,6 +25,7 @@ export * from './processes.js';
 export * from './run-network.js';
 export * from './run-workspace.js';
 export * from './runs.js';
+export * from './versions.js';
 export * from './worker-consent.js';
 export * from './worker-consent-requests.js';
 export * from './worker-hosts.js';

@@ -1,3 +1,4 @@
+import type { VersionSource } from '../contract/index.js';
 import type { Db, Queryable } from './db.js';
 import { StoreError } from './errors.js';
 import { textOrNull } from './rows.js';
@@ -14,6 +15,16 @@ export interface ManifestFile {
   mode: number;
   /** Modification time, milliseconds since the epoch. */
   mtimeMs: number;
+  /**
+   * The run whose blob holds the content, when not the manifest's own run: a fork's
+   * entries name the run they were committed in (see {@link blobOwner}).
+   */
+  blobRunId?: string;
+}
+
+/** The run whose blob prefix holds an entry's content. */
+export function blobOwner(runId: string, file: Pick<ManifestFile, 'blobRunId'>): string {
+  return file.blobRunId ?? runId;
 }
 
 /** A run's manifest at one version. */
@@ -29,13 +40,19 @@ export interface Manifest {
 /** Rows per insert statement: large trees commit in a few round trips. */
 const UPSERT_BATCH = 2000;
 
-function toFile(r: Record<string, unknown>): ManifestFile {
+/** The columns {@link toFile} reads. */
+export const FILE_COLUMNS = 'path, hash, size, mode, mtime_ms, blob_run_id';
+
+/** A manifest entry from its row. */
+export function toFile(r: Record<string, unknown>): ManifestFile {
+  const blobRunId = textOrNull(r.blob_run_id);
   return {
     path: String(r.path),
     hash: String(r.hash),
     size: Number(r.size),
     mode: Number(r.mode),
     mtimeMs: Number(r.mtime_ms),
+    ...(blobRunId === null ? {} : { blobRunId }),
   };
 }
 
@@ -59,8 +76,7 @@ export async function getManifest(db: Db, runId: string): Promise<Manifest> {
   return db.transaction(async (tx) => {
     const head = await getManifestHead(tx, runId);
     const rows = await tx.query(
-      `select path, hash, size, mode, mtime_ms from workspace_file
-       where run_id = $1 order by path`,
+      `select ${FILE_COLUMNS} from workspace_file where run_id = $1 order by path`,
       [runId],
     );
     return { runId, ...head, files: rows.map(toFile) };
@@ -78,6 +94,21 @@ export interface ManifestChange {
    * on meanwhile, the commit is refused with `conflict` and nothing is written.
    */
   expectedVersion?: number;
+  /** What made the version; default an action with no name. */
+  origin?: VersionOrigin;
+}
+
+/** What made a version: the fields of its `workspace_version` row. */
+export interface VersionOrigin {
+  source: Exclude<VersionSource, 'unrecorded'>;
+  /** The action (`fs_write`, `exec`, ...). */
+  action?: string;
+  commandId?: string;
+  callId?: string;
+  /** A restore's version. */
+  restoredFrom?: number;
+  /** A fork's origin. */
+  forkedFrom?: { runId: string; version: number };
 }
 
 /**
@@ -117,7 +148,7 @@ export async function getManifestEntries(
   const out = new Map<string, VersionedFile>();
   for (let i = 0; i < paths.length; i += UPSERT_BATCH * 5) {
     const rows = await q.query(
-      `select path, hash, size, mode, mtime_ms, version from workspace_file
+      `select ${FILE_COLUMNS}, version from workspace_file
        where run_id = $1 and path = any($2::text[])`,
       [runId, paths.slice(i, i + UPSERT_BATCH * 5)],
     );
@@ -126,9 +157,18 @@ export async function getManifestEntries(
   return out;
 }
 
+/** What a commit changed, counted from the entries it replaced. */
+export interface VersionCounts {
+  added: number;
+  changed: number;
+  removed: number;
+}
+
 /**
- * Writes `upserts` and removes `deletes` at `version` (the locked head plus one) and
- * moves the head there. Call inside the transaction that ran {@link lockManifest}.
+ * Writes `upserts` and removes `deletes` at `version` (the locked head plus one), moves
+ * the head there, keeps the entries it replaced or removed in the history and records
+ * the version with its origin. Call inside the transaction that ran
+ * {@link lockManifest}.
  */
 export async function applyManifestChange(
   tx: Queryable,
@@ -138,8 +178,25 @@ export async function applyManifestChange(
     version: number;
     upserts: ManifestFile[];
     deletes: string[];
+    generation?: number;
+    origin?: VersionOrigin;
   },
-): Promise<void> {
+): Promise<VersionCounts> {
+  // The entries this commit replaces or removes go to the history first, each current
+  // from the version that wrote it until this one.
+  const touched = [...change.deletes, ...change.upserts.map((f) => f.path)];
+  const archived = new Set<string>();
+  for (let i = 0; i < touched.length; i += UPSERT_BATCH * 5) {
+    const rows = await tx.query(
+      `insert into workspace_file_history
+         (run_id, path, hash, size, mode, mtime_ms, blob_run_id, from_version, to_version)
+       select run_id, path, hash, size, mode, mtime_ms, blob_run_id, version, $3
+       from workspace_file where run_id = $1 and path = any($2::text[])
+       returning path`,
+      [change.runId, touched.slice(i, i + UPSERT_BATCH * 5), change.version],
+    );
+    for (const r of rows) archived.add(String(r.path));
+  }
   if (change.deletes.length > 0) {
     await tx.execute('delete from workspace_file where run_id = $1 and path = any($2::text[])', [
       change.runId,
@@ -149,12 +206,13 @@ export async function applyManifestChange(
   for (let i = 0; i < change.upserts.length; i += UPSERT_BATCH) {
     const batch = change.upserts.slice(i, i + UPSERT_BATCH);
     await tx.execute(
-      `insert into workspace_file (run_id, path, hash, size, mode, mtime_ms, version)
-       select $1, f.path, f.hash, f.size, f.mode, f.mtime_ms, $7
-       from unnest($2::text[], $3::text[], $4::int8[], $5::int4[], $6::int8[])
-         as f(path, hash, size, mode, mtime_ms)
+      `insert into workspace_file (run_id, path, hash, size, mode, mtime_ms, blob_run_id, version)
+       select $1, f.path, f.hash, f.size, f.mode, f.mtime_ms, f.blob_run_id, $8
+       from unnest($2::text[], $3::text[], $4::int8[], $5::int4[], $6::int8[], $7::text[])
+         as f(path, hash, size, mode, mtime_ms, blob_run_id)
        on conflict (run_id, path) do update set hash = excluded.hash, size = excluded.size,
-         mode = excluded.mode, mtime_ms = excluded.mtime_ms, version = excluded.version`,
+         mode = excluded.mode, mtime_ms = excluded.mtime_ms, blob_run_id = excluded.blob_run_id,
+         version = excluded.version`,
       [
         change.runId,
         batch.map((f) => f.path),
@@ -162,6 +220,7 @@ export async function applyManifestChange(
         batch.map((f) => f.size),
         batch.map((f) => f.mode),
         batch.map((f) => Math.trunc(f.mtimeMs)),
+        batch.map((f) => f.blobRunId ?? null),
         change.version,
       ],
     );
@@ -171,6 +230,33 @@ export async function applyManifestChange(
      where run_id = $1`,
     [change.runId, change.version, change.nodeId],
   );
+  const removed = change.deletes.filter((p) => archived.has(p)).length;
+  const changed = change.upserts.filter((f) => archived.has(f.path)).length;
+  const counts = { added: change.upserts.length - changed, changed, removed };
+  const origin = change.origin ?? { source: 'action' };
+  await tx.execute(
+    `insert into workspace_version (run_id, version, node_id, generation, source, action,
+       command_id, call_id, restored_from, forked_from_run_id, forked_from_version,
+       files_added, files_changed, files_removed)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    [
+      change.runId,
+      change.version,
+      change.nodeId,
+      change.generation ?? null,
+      origin.source,
+      origin.action ?? null,
+      origin.commandId ?? null,
+      origin.callId ?? null,
+      origin.restoredFrom ?? null,
+      origin.forkedFrom?.runId ?? null,
+      origin.forkedFrom?.version ?? null,
+      counts.added,
+      counts.changed,
+      counts.removed,
+    ],
+  );
+  return counts;
 }
 
 /**
@@ -234,9 +320,11 @@ export async function listManifestHashes(q: Queryable, runId: string): Promise<s
   return rows.map((r) => String(r.hash));
 }
 
-/** Removes a run's manifest entirely (run deletion). */
+/** Removes a run's manifest entirely, with its history (run deletion). */
 export async function deleteManifest(q: Queryable, runId: string): Promise<void> {
   await q.execute('delete from workspace_file_conflict where run_id = $1', [runId]);
+  await q.execute('delete from workspace_version where run_id = $1', [runId]);
+  await q.execute('delete from workspace_file_history where run_id = $1', [runId]);
   await q.execute('delete from workspace_file where run_id = $1', [runId]);
   await q.execute('delete from workspace_manifest where run_id = $1', [runId]);
 }

@@ -78,11 +78,18 @@ async function keepFiles(
   deps: CommandExecutorDeps,
   held: HeldCopy,
   ctx: ExecuteContext,
-  commandId: string,
+  command: Command,
 ): Promise<{ synced: SyncResult } | { notSaved: FilesNotSaved }> {
+  const commandId = command.id;
   for (let attempt = 1; ; attempt++) {
     try {
-      return { synced: await deps.access.sync(held) };
+      return {
+        synced: await deps.access.sync(held, {
+          source: 'command',
+          commandId: command.id,
+          ...(command.callId === null ? {} : { callId: command.callId }),
+        }),
+      };
     } catch (err) {
       const retry = err instanceof WorkbenchError && err.code === 'unavailable';
       if (!retry || ctx.stopping()) {
@@ -171,11 +178,12 @@ export async function executeCommand(
           filesNotSaved: { errorCode: 'workspace_quota_exceeded', reason: `over_${over}` },
         };
       }
-      const kept = await keepFiles(deps, held, ctx, command.id);
+      const kept = await keepFiles(deps, held, ctx, command);
       if ('notSaved' in kept) return { ...result, filesNotSaved: kept.notSaved };
       // Entries the sync could not keep (too deep to reach) are told with the answer.
       const refused = kept.synced.refused;
-      const ended = refused.total > 0 ? { ...result, filesRefused: refused } : result;
+      const synced = { ...result, workspaceVersion: kept.synced.version };
+      const ended = refused.total > 0 ? { ...synced, filesRefused: refused } : synced;
       if (!request.outputs || !succeeded(result)) return ended;
       const outputs = await storeExpectedOutputs(
         deps,

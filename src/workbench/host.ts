@@ -57,6 +57,7 @@ import {
 import { evictUnheld, type RunRelease, type RunReleaseDeps, releaseRun } from './run-release.js';
 import { WarmCache, type WorkspaceQuota, type WorkspaceSyncDeps } from './sync/index.js';
 import { ToolchainWatch } from './toolchain-probe.js';
+import { isVersionEnvelope, VersionCalls } from './version-calls.js';
 import { writeCall } from './write-call.js';
 
 /**
@@ -191,6 +192,8 @@ export class WorkbenchHost {
   private readonly release: RunReleaseDeps;
   /** The run's background processes on this node. */
   readonly processes: ProcessCalls;
+  /** A run's versions: listed, compared, labelled, restored. */
+  private readonly versions: VersionCalls;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
@@ -256,6 +259,12 @@ export class WorkbenchHost {
       warm: this.warm,
       settings: deps.processes ?? DEFAULT_PROCESS_SETTINGS,
       log: deps.log,
+    });
+    this.versions = new VersionCalls({
+      db: deps.db,
+      nodeId: deps.nodeId,
+      access: this.access,
+      sync,
     });
     this.handoff = new WorkspaceHandoff({
       db: deps.db,
@@ -469,6 +478,13 @@ export class WorkbenchHost {
         return okResult(await this.processes.handle(envelope, options.signal));
       });
     }
+    if (isVersionEnvelope(envelope)) {
+      const versions = () => answer(async () => okResult(await this.versions.handle(envelope)));
+      // A restore's callId gives its recorded answer again, as a file action's does.
+      return envelope.action === 'version_restore'
+        ? answer(() => this.callKeys.run(envelope, versions))
+        : versions();
+    }
     return answer(() => this.callKeys.run(envelope, run));
   }
 
@@ -547,8 +563,14 @@ export class WorkbenchHost {
       ...this.deps.files,
       ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
     });
+    // A mutating action's sync records the version as this action's.
+    const origin = {
+      source: 'action' as const,
+      action: envelope.action,
+      ...(envelope.callId === undefined ? {} : { callId: envelope.callId }),
+    };
     const call = <T>(mutating: boolean, work: (held: HeldCopy, run: Run) => Promise<T>) =>
-      this.access.call(envelope.runId, mutating, work);
+      this.access.call(envelope.runId, mutating ? origin : false, work);
     switch (envelope.action) {
       case 'fs_read':
         return call(false, (held) => fsRead(files(held), envelope.args));

@@ -207,7 +207,7 @@ export class ProcessCalls {
     await access.use(
       runId,
       { mutating: false, resolveRun: async () => (await access.look(runId)).run },
-      (held) => access.sync(held),
+      (held) => access.sync(held, { source: 'process' }),
     );
   }
 }

@@ -35,7 +35,7 @@ async function readLines(res: Response) {
 t.test('dispatch: the contract envelope in, the DispatchResult out', async (t) => {
   const runId = await newRun(h.alice);
   const w = await dispatch(h.alice, runId, 'fs_write', { path: 'a/b.txt', content: 'hello\n' });
-  t.same(w, { ok: true, payload: { path: 'a/b.txt', bytesWritten: 6, size: 6 } });
+  t.same(w, { ok: true, payload: { path: 'a/b.txt', bytesWritten: 6, size: 6, version: 1 } });
   const r = await dispatch(h.alice, runId, 'fs_read', { path: 'a/b.txt' });
   t.equal(r.payload.content, 'hello\n');
   const l = await dispatch(h.alice, runId, 'fs_list', { recursive: true });

@@ -104,6 +104,7 @@ t.test('upload parts: staged out of sight, placed whole by the last', async (t) 
     bytesWritten: 6,
     size: 6,
     upload: { id: 'upload-one', staged: 6, complete: true },
+    version: 1,
   });
   t.equal(
     (await dispatch(run.id, 'fs_read', { path: 'out/report.txt' })).payload.content,

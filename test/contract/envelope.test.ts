@@ -153,6 +153,22 @@ t.test('a valid call of every action parses, defaults applied', async (t) => {
       args: { cols: 80, rows: 24 },
       expected: { cols: 80, rows: 24 },
     },
+    { action: 'version_list', args: {}, expected: { limit: 50, labelled: false } },
+    {
+      action: 'version_diff',
+      args: { from: 2 },
+      expected: { from: 2, limit: 1000 },
+    },
+    {
+      action: 'version_checkpoint',
+      args: { label: 'before-refactor' },
+      expected: { label: 'before-refactor', remove: false },
+    },
+    {
+      action: 'version_restore',
+      args: { to: 'before-refactor' },
+      expected: { to: 'before-refactor' },
+    },
     { action: 'build', args: {}, expected: {} },
     {
       action: 'build',

@@ -63,6 +63,10 @@ const FULL: Record<ToolActionName, Record<string, unknown>> = {
   process_signal: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', signal: 'SIGINT' },
   process_wait: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', timeoutMs: 0 },
   process_resize: { processId: 'proc-0b5e6f1c-2d3a-4b5c-8d9e-0f1a2b3c4d5e', cols: 80, rows: 24 },
+  version_list: { limit: 10, before: 7, labelled: true },
+  version_diff: { from: 2, to: 5, limit: 100, after: 'src/a.ts' },
+  version_checkpoint: { label: 'before-refactor', version: 3, remove: false },
+  version_restore: { to: 3 },
 };
 
 t.test('the definition is JSON with an object at the top', async (t) => {
@@ -97,6 +101,10 @@ t.test('every action but build is offered', async (t) => {
     'process_signal',
     'process_wait',
     'process_resize',
+    'version_list',
+    'version_diff',
+    'version_checkpoint',
+    'version_restore',
   ]);
   t.notOk(offered?.includes('build'));
   const titles = params.properties?.args?.anyOf?.map((branch) => branch.title);
@@ -171,5 +179,12 @@ t.test('each call returns a fresh definition', async (t) => {
 
 t.test('mutating actions', async (t) => {
   const mutating = TOOL_ACTION_NAMES.filter((a) => isMutatingAction(a));
-  t.strictSame(mutating, ['fs_write', 'fs_delete', 'exec', 'fetch', 'process_start']);
+  t.strictSame(mutating, [
+    'fs_write',
+    'fs_delete',
+    'exec',
+    'fetch',
+    'process_start',
+    'version_restore',
+  ]);
 });

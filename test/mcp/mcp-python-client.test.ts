@@ -50,6 +50,7 @@ for (const [name, args] of [
       'end_run',
       'list_runs',
       'set_run_network',
+      'fork_run',
       ...TOOL_ACTION_NAMES,
     ]);
     t.same(seen.exec, { isError: false, stdout: 'HELLO FROM PYTHON\n', exitCode: 0 });

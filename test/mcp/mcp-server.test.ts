@@ -60,7 +60,14 @@ for (const [transportName, transport] of [
 
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
-      t.same(names, ['open_run', 'end_run', 'list_runs', 'set_run_network', ...TOOL_ACTION_NAMES]);
+      t.same(names, [
+        'open_run',
+        'end_run',
+        'list_runs',
+        'set_run_network',
+        'fork_run',
+        ...TOOL_ACTION_NAMES,
+      ]);
       t.notOk(names.includes('build'), 'the system-only build is never a tool');
       const execTool = tools.find((tool) => tool.name === 'exec')!;
       t.same(execTool.inputSchema.required, ['runId', 'command']);
@@ -163,6 +170,41 @@ for (const [transportName, transport] of [
     t.notOk(
       (bobRuns.structuredContent as { runs: { id: string }[] }).runs.some((r) => r.id === runId),
     );
+    t.match(textOf(await call(bob, 'fork_run', { runId })), /not_found/, 'nor forked');
+  });
+
+  t.test(`${transportName}: versions, a checkpoint, a restore and a fork`, async (t) => {
+    const client = await connect(t, transport(h.alice));
+    const opened = await call(client, 'open_run', {});
+    const runId = (opened.structuredContent as { runId: string }).runId;
+    await call(client, 'fs_write', { runId, path: 'plan.md', content: 'first' });
+    const labelled = await call(client, 'version_checkpoint', { runId, label: 'first-draft' });
+    t.notOk(labelled.isError, textOf(labelled));
+    await call(client, 'fs_write', { runId, path: 'plan.md', content: 'second' });
+    const list = await call(client, 'version_list', { runId });
+    t.match(list.structuredContent, {
+      payload: { current: 2, versions: [{ version: 2 }, { version: 1, label: 'first-draft' }] },
+    });
+    const diff = await call(client, 'version_diff', { runId, from: 1 });
+    t.match(diff.structuredContent, {
+      payload: { entries: [{ path: 'plan.md', change: 'changed' }] },
+    });
+    const forked = await call(client, 'fork_run', { runId, label: 'first-draft' });
+    const forkId = (forked.structuredContent as { runId: string }).runId;
+    t.not(forkId, runId);
+    const inFork = await call(client, 'fs_read', { runId: forkId, path: 'plan.md' });
+    t.match(
+      inFork.structuredContent,
+      { payload: { content: 'first' } },
+      'the fork starts at the label',
+    );
+    const restored = await call(client, 'version_restore', { runId, to: 'first-draft' });
+    t.match(restored.structuredContent, { payload: { version: 3, restoredFrom: 1, changed: 1 } });
+    const read = await call(client, 'fs_read', { runId, path: 'plan.md' });
+    t.match(read.structuredContent, { payload: { content: 'first' } });
+    const missing = await call(client, 'version_restore', { runId, to: 'no-such-label' });
+    t.equal(missing.isError, true);
+    t.match(textOf(missing), /^version_not_found: /);
   });
 }
 

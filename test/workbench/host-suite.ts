@@ -113,7 +113,7 @@ export async function hostSuite(t: Test, runner: Runner): Promise<void> {
       path: 'notes/hello.txt',
       content: 'hello world\n',
     });
-    t.same(payload(t, w), { path: 'notes/hello.txt', bytesWritten: 12, size: 12 });
+    t.same(payload(t, w), { path: 'notes/hello.txt', bytesWritten: 12, size: 12, version: 1 });
     t.equal((await stat(join(root, 'run-1/notes/hello.txt'))).uid, SANDBOX_UID);
 
     const list = payload<{ entries: { path: string }[] }>(

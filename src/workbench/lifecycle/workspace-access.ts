@@ -33,6 +33,7 @@ import {
   type Run,
   type RunWorkspace,
   releaseHeldWorkspace,
+  type VersionOrigin,
   type Workspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -176,12 +177,12 @@ export class WorkspaceAccess {
    */
   use<T>(
     runId: string,
-    opts: { mutating: boolean; resolveRun: () => Promise<Run> },
+    opts: { mutating: boolean; resolveRun: () => Promise<Run>; origin?: VersionOrigin },
     work: (held: HeldCopy) => Promise<T>,
   ): Promise<T> {
     return this.operate(
       runId,
-      opts.mutating,
+      opts.mutating ? (opts.origin ?? { source: 'action' }) : null,
       async () => {
         const held = await this.prepare(runId, opts.resolveRun);
         return { held, run: undefined };
@@ -199,12 +200,12 @@ export class WorkspaceAccess {
    */
   call<T>(
     runId: string,
-    mutating: boolean,
+    mutating: VersionOrigin | false,
     work: (held: HeldCopy, run: Run) => Promise<T>,
   ): Promise<T> {
     return this.operate(
       runId,
-      mutating,
+      mutating === false ? null : mutating,
       async () => {
         const look = await this.look(runId);
         const ensured = await this.ensure(look.run, 'call', look.live);
@@ -218,9 +219,14 @@ export class WorkspaceAccess {
     );
   }
 
+  /**
+   * Holds the run, runs `work` and, for a mutating action (`origin` not null), syncs what
+   * it changed as a version made by `origin`; an object answer then names the version
+   * the workspace is at (`version`).
+   */
   private operate<T>(
     runId: string,
-    mutating: boolean,
+    origin: VersionOrigin | null,
     hold: () => Promise<{ held: HeldCopy; run: Run | undefined }>,
     work: (held: HeldCopy, run: Run | undefined) => Promise<T>,
   ): Promise<T> {
@@ -230,11 +236,12 @@ export class WorkspaceAccess {
         const { held, run } = await hold();
         try {
           const result = await work(held, run);
-          if (mutating) await this.sync(held);
-          return result;
+          if (origin === null) return result;
+          const { version } = await this.sync(held, origin);
+          return isRecord(result) ? ({ ...result, version } as T) : result;
         } finally {
           // A file action wrote into the copy outside any sandbox.
-          if (mutating) this.deps.warm.wrote(runId);
+          if (origin !== null) this.deps.warm.wrote(runId);
         }
       } finally {
         await this.deps.warm.end(runId);
@@ -243,10 +250,24 @@ export class WorkspaceAccess {
   }
 
   /**
-   * Commits what changed in a held copy; call under the run's lock. A copy over its
-   * quota commits nothing and is put back to its base, so the disk is freed at once.
+   * Records that the node wrote into a held copy outside any sandbox (a restore), so a
+   * warm sandbox that saw the copy before is not used again; call under the run's lock.
    */
-  async sync(held: HeldCopy): Promise<SyncResult> {
+  wrote(runId: string): void {
+    this.deps.warm.wrote(runId);
+  }
+
+  /** Keeps `base` as what a held copy matches now (after a restore's own commit). */
+  rebase(held: HeldCopy, base: BaseSnapshot): void {
+    this.deps.warm.set(held.runId, base, held.generation);
+  }
+
+  /**
+   * Commits what changed in a held copy, as a version made by `origin` (an action by
+   * default); call under the run's lock. A copy over its quota commits nothing and is
+   * put back to its base, so the disk is freed at once.
+   */
+  async sync(held: HeldCopy, origin?: VersionOrigin): Promise<SyncResult> {
     let synced: SyncResult;
     try {
       synced = await syncWorkspace(this.deps.sync, {
@@ -255,6 +276,7 @@ export class WorkspaceAccess {
         nodeId: this.deps.nodeId,
         generation: held.generation,
         base: held.base,
+        ...(origin ? { origin } : {}),
       });
     } catch (err) {
       if (err instanceof WorkbenchError && err.code === 'workspace_quota_exceeded') {
@@ -398,4 +420,9 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** Whether an answer is a plain object, to which a version can be added. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -18,6 +18,7 @@ import {
   insertFileConflicts,
   lockManifest,
   type VersionedFile,
+  type VersionOrigin,
 } from '../../store/index.js';
 import { applyAll, type LocalChange, type MergePlan, planMerge } from './merge.js';
 
@@ -31,6 +32,8 @@ export interface CommitRequest {
   /** The manifest version the copy was reconciled from. */
   baseVersion: number;
   changes: readonly LocalChange[];
+  /** What makes the version (recorded with it). */
+  origin?: VersionOrigin;
 }
 
 /** What a commit did. */
@@ -90,6 +93,8 @@ export async function commitChanges(db: Db, req: CommitRequest): Promise<CommitO
       version,
       upserts: plan.upserts,
       deletes: plan.deletes,
+      generation: req.generation,
+      ...(req.origin ? { origin: req.origin } : {}),
     });
     if (plan.conflicts.length > 0) {
       await insertFileConflicts(
@@ -101,6 +106,7 @@ export async function commitChanges(db: Db, req: CommitRequest): Promise<CommitO
           size: c.lost?.size ?? null,
           mode: c.lost?.mode ?? null,
           mtimeMs: c.lost?.mtimeMs ?? null,
+          blobRunId: c.lost?.blobRunId ?? null,
           committerNodeId: req.nodeId,
           committerGeneration: req.generation,
           side: c.side,

@@ -79,14 +79,32 @@ function compare(local: LocalFile, entry: ManifestFile | undefined): Comparison 
   return local.hash === undefined ? { kind: 'unknown' } : { kind: 'metadata', hash: entry.hash };
 }
 
-function toEntry(local: LocalFile, hash: string): ManifestFile {
+function toEntry(local: LocalFile, hash: string, blobRunId?: string): ManifestFile {
   return {
     path: local.path,
     hash,
     size: local.size,
     mode: local.mode & MODE_MASK,
     mtimeMs: wholeMs(local.mtimeMs),
+    ...(blobRunId === undefined ? {} : { blobRunId }),
   };
+}
+
+/**
+ * Where the content of each hash the manifest refers to is kept, for the hashes whose
+ * blob is another run's only (a fork's entries): an entry written with such content (a
+ * copy, a rename, a new mode) names that run, since its own prefix lacks the blob and
+ * no upload is planned for a hash the manifest refers to.
+ */
+function foreignBlobs(entries: ReadonlyMap<string, ManifestFile>): Map<string, string> {
+  const own = new Set<string>();
+  const foreign = new Map<string, string>();
+  for (const f of entries.values()) {
+    if (f.blobRunId === undefined) own.add(f.hash);
+    else foreign.set(f.hash, f.blobRunId);
+  }
+  for (const hash of own) foreign.delete(hash);
+  return foreign;
 }
 
 /** A manifest as a list of entries, or already keyed by path. */
@@ -113,6 +131,7 @@ export interface SyncPlan {
 /** Compares a local scan with the manifest it was reconciled from (the sync's base). */
 export function planSync(manifest: ManifestEntries, local: readonly LocalFile[]): SyncPlan {
   const entries = byPath(manifest);
+  const foreign = foreignBlobs(entries);
   const plan: SyncPlan = { unchanged: [], needHash: [], upserts: [], deletes: [] };
   const seen = new Set<string>();
   for (const file of local) {
@@ -120,7 +139,7 @@ export function planSync(manifest: ManifestEntries, local: readonly LocalFile[])
     const c = compare(file, entries.get(file.path));
     if (c.kind === 'same') plan.unchanged.push(file.path);
     else if (c.kind === 'unknown') plan.needHash.push(file);
-    else plan.upserts.push(toEntry(file, c.hash));
+    else plan.upserts.push(toEntry(file, c.hash, foreign.get(c.hash)));
   }
   for (const path of entries.keys()) if (!seen.has(path)) plan.deletes.push(path);
   return plan;

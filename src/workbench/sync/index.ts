@@ -8,6 +8,7 @@
  */
 export { blobKey } from './blobs.js';
 export { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
+export { planRestore, type RestorePlan, type RestoreResult, restoreCopy } from './restore.js';
 export { WarmCache } from './warm-cache.js';
 export {
   overQuota,
@@ -21,6 +22,7 @@ export {
   type BaseSnapshot,
   emptySnapshot,
   hydrateWorkspace,
+  materializeTarget,
   reconcileWorkspace,
   type SyncResult,
   syncWorkspace,

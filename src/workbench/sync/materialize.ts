@@ -34,7 +34,7 @@ import {
 } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectStore } from '../../objects/index.js';
-import type { ManifestFile } from '../../store/index.js';
+import { blobOwner, type ManifestFile } from '../../store/index.js';
 import { removeEntriesOf, removeTree } from '../actions/index.js';
 import { blobKey, SMALL_BLOB_BYTES } from './blobs.js';
 import { BlobCorrupt } from './errors.js';
@@ -169,7 +169,7 @@ async function downloadOne(
   parents: ParentMaker,
   file: ManifestFile,
 ): Promise<void> {
-  const key = blobKey(target.runId, file.hash);
+  const key = blobKey(blobOwner(target.runId, file), file.hash);
   // A small file is fetched whole and checked before anything is written for it.
   let content: Buffer | null = null;
   if (file.size <= SMALL_BLOB_BYTES) {

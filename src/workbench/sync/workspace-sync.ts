@@ -31,6 +31,7 @@ import {
   getWorkspaceHead,
   type Manifest,
   type ManifestFile,
+  type VersionOrigin,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import {
@@ -166,6 +167,8 @@ export interface SyncTarget extends WorkspaceTarget {
   generation: number;
   /** What the directory was reconciled from (from {@link reconcileWorkspace}). */
   base: BaseSnapshot;
+  /** What makes the version this sync commits, if it commits one. */
+  origin?: VersionOrigin;
 }
 
 /** What {@link hydrateWorkspace} did. */
@@ -293,6 +296,7 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
     generation: target.generation,
     baseVersion: base.version,
     changes,
+    ...(target.origin ? { origin: target.origin } : {}),
   });
   result.version = commit.version;
   result.updatedByNode = nodeId;
@@ -359,7 +363,11 @@ async function prepareDir(deps: WorkspaceSyncDeps, dir: string): Promise<void> {
   if (deps.owner) await chown(dir, deps.owner.uid, deps.owner.gid);
 }
 
-function materializeTarget(deps: WorkspaceSyncDeps, target: WorkspaceTarget): MaterializeTarget {
+/** Where and how downloads into a run's directory go. */
+export function materializeTarget(
+  deps: WorkspaceSyncDeps,
+  target: WorkspaceTarget,
+): MaterializeTarget {
   const { concurrency, tempDir } = settings(deps, target);
   return {
     runId: target.runId,
