@@ -278,6 +278,11 @@ export interface Config {
   readonly cleanupIntervalMs: number;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default 3600000 ms. */
   readonly uploadIdleMs: number;
+  /**
+   * `MEMQL_VERSION_KEEP_COUNT` and `MEMQL_VERSION_KEEP_MS`: a version is kept while it is
+   * among its run's newest count, or younger than the time. Defaults 100 and 86400000 ms.
+   */
+  readonly versionRetention: { readonly keepCount: number; readonly keepMs: number };
   /** Background processes: `MEMQL_PROCESS_MAX_PER_RUN`, `MEMQL_PROCESS_MAX_LIFETIME_MS`, `MEMQL_PROCESS_SYNC_MS`. */
   readonly processes: ProcessConfig;
   /**

@@ -88,6 +88,7 @@ const positiveMs = integerParser({ min: 1, unit: 'milliseconds' });
 const nonNegativeMs = integerParser({ min: 0, unit: 'milliseconds' });
 const positiveBytes = integerParser({ min: 1, unit: 'bytes' });
 const positiveCount = integerParser({ min: 1 });
+const nonNegativeCount = integerParser({ min: 0 });
 
 /** Variables that only mean something with `MEMQL_OBJECT_STORE=s3`. */
 const S3_VARIABLES = [
@@ -161,6 +162,10 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     hydratedIdleTtlMs: r.required('MEMQL_HYDRATED_IDLE_TTL_MS', nonNegativeMs),
     cleanupIntervalMs: r.required('MEMQL_CLEANUP_INTERVAL_MS', positiveMs),
     uploadIdleMs: r.required('MEMQL_UPLOAD_IDLE_MS', positiveMs),
+    versionRetention: {
+      keepCount: r.required('MEMQL_VERSION_KEEP_COUNT', nonNegativeCount),
+      keepMs: r.required('MEMQL_VERSION_KEEP_MS', nonNegativeMs),
+    },
     processes: {
       maxPerRun: r.required('MEMQL_PROCESS_MAX_PER_RUN', positiveCount),
       maxLifetimeMs: r.required('MEMQL_PROCESS_MAX_LIFETIME_MS', positiveMs),

@@ -241,6 +241,20 @@ export const CONFIG_VARIABLES = [
       "How long the staged bytes of an upload (`fs_write` in parts, `PUT /v1/runs/:runId/files`) are kept with no new part before the sweeper removes them. Staged bytes count against the workspace's `MEMQL_WORKSPACE_MAX_BYTES`, and go as soon as the upload completes, is refused or aborted, its run ends or is deleted, or the node restarts.",
   },
   {
+    name: 'MEMQL_VERSION_KEEP_COUNT',
+    default: '100',
+    type: 'non-negative integer',
+    description:
+      "A run's newest versions that are kept whatever their age (`version_list`, `version_restore`); older ones go once they are also older than `MEMQL_VERSION_KEEP_MS`. Labelled versions (`version_checkpoint`) and the current one are always kept; blobs only removed versions needed are deleted.",
+  },
+  {
+    name: 'MEMQL_VERSION_KEEP_MS',
+    default: '86400000',
+    type: 'non-negative integer (ms)',
+    description:
+      'How long a version is kept whatever the count: one older than this and not among the newest `MEMQL_VERSION_KEEP_COUNT` is removed by the sweeper.',
+  },
+  {
     name: 'MEMQL_PROCESS_MAX_PER_RUN',
     default: '8',
     type: 'positive integer',

@@ -6,6 +6,7 @@
 export * from './api-tokens.js';
 export * from './artifacts.js';
 export * from './audit-events.js';
+export * from './blob-refs.js';
 export * from './call-keys.js';
 export * from './command-answer.js';
 export * from './command-lease.js';

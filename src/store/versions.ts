@@ -12,6 +12,7 @@
  */
 
 import type { VersionSource, VersionView } from '../contract/index.js';
+import type { BlobRef } from './blob-refs.js';
 import type { Db, Queryable } from './db.js';
 import { FILE_COLUMNS, type ManifestFile, toFile } from './manifest.js';
 import { date, textOrNull } from './rows.js';
@@ -272,4 +273,128 @@ export async function forkRun(
     );
     return { kind: 'forked', run, files };
   });
+}
+
+/**
+ * How long versions are kept: a version is kept while it is among the run's newest
+ * `keepCount`, or younger than `keepMs`, or labelled. The current version always is.
+ */
+export interface VersionRetention {
+  keepCount: number;
+  keepMs: number;
+}
+
+/** Runs with versions past retention, at most `limit`. */
+export async function runsWithExpiredVersions(
+  q: Queryable,
+  retention: VersionRetention,
+  limit: number,
+): Promise<string[]> {
+  const rows = await q.query(
+    `select distinct v.run_id from workspace_version v
+     join workspace_manifest m on m.run_id = v.run_id
+     where v.label is null and v.version <= m.version - $1
+       and v.created_at < now() - make_interval(secs => $2::float8 / 1000)
+     limit $3`,
+    [retention.keepCount, retention.keepMs, limit],
+  );
+  return rows.map((r) => String(r.run_id));
+}
+
+/** What {@link pruneVersions} removed. */
+export interface PrunedVersions {
+  versions: number;
+  /** History entries no kept version needed. */
+  entries: number;
+  /** The blobs those entries named: the collector's candidates. */
+  blobs: BlobRef[];
+}
+
+/**
+ * Removes a run's versions past retention, and the history entries no kept version
+ * needs (an entry is needed while a kept version lies in its span), in one
+ * transaction. A fork or restore reading a version holds its row `for share`, so this
+ * waits for it and then sees what it wrote.
+ */
+export async function pruneVersions(
+  db: Db,
+  runId: string,
+  retention: VersionRetention,
+): Promise<PrunedVersions> {
+  return db.transaction(async (tx) => {
+    const gone = await tx.query(
+      `with gone as (
+         delete from workspace_version v
+         using workspace_manifest m
+         where v.run_id = $1 and m.run_id = $1 and v.label is null
+           and v.version <= m.version - $2
+           and v.created_at < now() - make_interval(secs => $3::float8 / 1000)
+         returning 1
+       )
+       select count(*)::int as n from gone`,
+      [runId, retention.keepCount, retention.keepMs],
+    );
+    const entries = await tx.query(
+      `delete from workspace_file_history h
+       where h.run_id = $1
+         and not exists (select 1 from workspace_version v
+                         where v.run_id = $1 and v.version >= h.from_version
+                           and v.version < h.to_version)
+       returning coalesce(h.blob_run_id, h.run_id) as r, h.hash as h`,
+      [runId],
+    );
+    const blobs = new Map<string, BlobRef>();
+    for (const e of entries) blobs.set(`${e.r}/${e.h}`, { runId: String(e.r), hash: String(e.h) });
+    return {
+      versions: Number(gone[0]?.n ?? 0),
+      entries: entries.length,
+      blobs: [...blobs.values()],
+    };
+  });
+}
+
+/**
+ * Holds a kept version's row `for share` for the rest of transaction `q`, so retention
+ * cannot remove it meanwhile; false when the version is not kept.
+ */
+export async function lockKeptVersion(
+  q: Queryable,
+  runId: string,
+  version: number,
+): Promise<boolean> {
+  const rows = await q.query(
+    'select 1 from workspace_version where run_id = $1 and version = $2 for share',
+    [runId, version],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * What turns version `from` of a run into version `to`: the entries of `to` that differ
+ * from `from` in anything (content, mode, time, blob), and the paths `to` lacks. Both
+ * versions must be kept. Only the differences leave the database.
+ */
+export async function versionChanges(
+  q: Queryable,
+  runId: string,
+  from: number,
+  to: number,
+): Promise<{ upserts: ManifestFile[]; deletes: string[] }> {
+  const rows = await q.query(
+    `with a as (${manifestAtSql('$2::bigint')}), b as (${manifestAtSql('$3::bigint')})
+     select a.path as from_path, b.path, b.hash, b.size, b.mode, b.mtime_ms, b.blob_run_id
+     from a full outer join b on a.path = b.path
+     where a.path is null or b.path is null
+        or (a.hash, a.size, a.mode, a.mtime_ms, a.blob_run_id)
+           is distinct from (b.hash, b.size, b.mode, b.mtime_ms, b.blob_run_id)
+     order by coalesce(b.path, a.path)`,
+    [runId, from, to],
+  );
+  const upserts: ManifestFile[] = [];
+  const deletes: string[] = [];
+  for (const r of rows) {
+    if (r.path === null || r.path === undefined) deletes.push(String(r.from_path));
+    else upserts.push(toFile(r));
+  }
+  return { upserts, deletes };
 }

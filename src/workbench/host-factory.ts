@@ -125,6 +125,7 @@ export async function createWorkbenchHost(
     idleTtlMs: config.hydratedIdleTtlMs,
     cleanupIntervalMs: config.cleanupIntervalMs,
     uploadIdleMs: config.uploadIdleMs,
+    versionRetention: config.versionRetention,
     processes: config.processes,
     exec: {
       checker,

@@ -14,7 +14,14 @@ import {
 import type { ObjectStore } from '../objects/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
-import { CallIdConflict, type Command, type Db, type Run, StoreError } from '../store/index.js';
+import {
+  CallIdConflict,
+  type Command,
+  type Db,
+  type Run,
+  StoreError,
+  type VersionRetention,
+} from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { CommandMetrics } from '../telemetry/metrics.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
@@ -121,6 +128,8 @@ export interface WorkbenchHostDeps {
   cleanupIntervalMs: number;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */
   uploadIdleMs?: number;
+  /** How long versions are kept (`MEMQL_VERSION_KEEP_*`); absent, as long as their run. */
+  versionRetention?: VersionRetention;
   /**
    * Where the build toolchain probe makes its scratch directory (outside every
    * workspace). Default the OS temp dir.
@@ -349,6 +358,7 @@ export class WorkbenchHost {
         evictUnheld: (held) => evictUnheld(this.release, held),
         sweepSandbox: () => sweepRunnerLeftovers(this.deps.exec.runner),
         uploadIdleMs: this.deps.uploadIdleMs ?? UPLOAD_IDLE_MS,
+        ...(this.deps.versionRetention ? { versionRetention: this.deps.versionRetention } : {}),
       },
       this.deps.cleanupIntervalMs,
     );

@@ -24,7 +24,6 @@ import {
   getManifestHead,
   getVersion,
   listVersions,
-  manifestAt,
   removeLabel,
   setLabel,
 } from '../store/index.js';
@@ -172,7 +171,6 @@ export class VersionCalls {
     } else number = args.to;
     const restored = (await this.#kept(runId, number)).version;
     return access.call(runId, false, async (held) => {
-      const entries = await manifestAt(db, runId, restored);
       try {
         const result = await restoreCopy(
           db,
@@ -182,7 +180,6 @@ export class VersionCalls {
             generation: held.generation,
             base: held.base,
           },
-          entries,
           {
             source: 'restore',
             action: 'version_restore',

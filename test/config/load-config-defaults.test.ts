@@ -18,6 +18,7 @@ const DEFAULTS: Config = {
   hydratedIdleTtlMs: 900_000,
   cleanupIntervalMs: 300_000,
   uploadIdleMs: 3_600_000,
+  versionRetention: { keepCount: 100, keepMs: 86_400_000 },
   processes: { maxPerRun: 8, maxLifetimeMs: 86_400_000, syncMs: 5000 },
   workspaceQuota: { maxBytes: 4_294_967_296, maxFiles: 250_000 },
   queue: {

@@ -329,6 +329,24 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '1d'],
   },
   {
+    name: 'MEMQL_VERSION_KEEP_COUNT',
+    pick: (c) => c.versionRetention.keepCount,
+    valid: [
+      ['0', 0],
+      ['25', 25],
+    ],
+    invalid: ['-1', 'all'],
+  },
+  {
+    name: 'MEMQL_VERSION_KEEP_MS',
+    pick: (c) => c.versionRetention.keepMs,
+    valid: [
+      ['0', 0],
+      ['3600000', 3_600_000],
+    ],
+    invalid: ['-5', 'a day'],
+  },
+  {
     name: 'MEMQL_PROCESS_SYNC_MS',
     pick: (c) => c.processes.syncMs,
     valid: [['250', 250]],

@@ -4,6 +4,7 @@ import { checkRunId } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
   type Db,
+  expireBlobUploads,
   getRun,
   insertAuditEvent,
   isTerminalRunStatus,
@@ -11,10 +12,14 @@ import {
   listLiveWorkspacesOfEndedRuns,
   listRunsAwaitingCleanup,
   listRunsHeldByNode,
+  pruneVersions,
   releaseWorkspace,
+  runsWithExpiredVersions,
+  type VersionRetention,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { sweepUploads, UPLOAD_IDLE_MS } from '../actions/index.js';
+import { collectBlobs } from '../sync/index.js';
 import { deleteRunData, releaseReasonFor, removeWorkspaceDir } from './run-lifecycle.js';
 
 /** What one sweep needs. */
@@ -41,6 +46,11 @@ export interface SweeperDeps {
   sweepSandbox?: () => Promise<number>;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */
   uploadIdleMs?: number;
+  /**
+   * `MEMQL_VERSION_KEEP_COUNT` and `MEMQL_VERSION_KEEP_MS`: how long versions are kept;
+   * absent, they are kept while their run is.
+   */
+  versionRetention?: VersionRetention;
 }
 
 /** What one sweep removed. */
@@ -63,6 +73,32 @@ export interface SweepReport {
   warmEvicted: number;
   /** Stages of uploads removed: idle past `MEMQL_UPLOAD_IDLE_MS`, or of runs not held here. */
   uploadsRemoved: number;
+  /** Versions past retention removed, and the blobs only they needed, deleted. */
+  versionsPruned: number;
+  blobsCollected: number;
+}
+
+/** Runs whose versions one sweep prunes at most (the next sweep takes the rest). */
+const PRUNE_RUNS_PER_SWEEP = 100;
+
+/**
+ * Removes versions past retention, run by run, and deletes the blobs only they needed.
+ * Upload records whose sync never committed expire here too.
+ */
+async function pruneHistory(
+  deps: SweeperDeps,
+): Promise<{ versionsPruned: number; blobsCollected: number }> {
+  await expireBlobUploads(deps.db);
+  const retention = deps.versionRetention;
+  if (retention === undefined) return { versionsPruned: 0, blobsCollected: 0 };
+  let versionsPruned = 0;
+  let blobsCollected = 0;
+  for (const runId of await runsWithExpiredVersions(deps.db, retention, PRUNE_RUNS_PER_SWEEP)) {
+    const pruned = await pruneVersions(deps.db, runId, retention);
+    versionsPruned += pruned.versions;
+    blobsCollected += (await collectBlobs(deps, pruned.blobs)).deleted;
+  }
+  return { versionsPruned, blobsCollected };
 }
 
 async function releaseMissed(deps: SweeperDeps): Promise<number> {
@@ -137,7 +173,8 @@ async function removeUnclaimedDirs(
  * runs, removes this node's workspace directories no live row on it claims, evicts
  * warm copies that are idle or of runs no longer held here, removes what killed
  * sandbox runs left on this host, and the stages of uploads left idle or of runs not
- * held here. Each step is idempotent, so a crashed sweep is simply run again.
+ * held here; and removes versions past retention with the blobs only they needed. Each
+ * step is idempotent, so a crashed sweep is simply run again.
  */
 export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepReport> {
   const released = await releaseMissed(deps);
@@ -159,6 +196,7 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
     async () =>
       new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId)),
   );
+  const history = await pruneHistory(deps);
   const report = {
     released,
     runsCleaned,
@@ -167,6 +205,7 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
     entriesKept: dirs.kept,
     warmEvicted,
     uploadsRemoved: uploads.removed,
+    ...history,
   };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(

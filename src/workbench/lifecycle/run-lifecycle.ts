@@ -2,11 +2,13 @@ import { join } from 'node:path';
 import { checkRunId, isTerminalRunStatus, WorkbenchError } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
+  blobsNamedElsewhere,
   type Db,
   deleteManifest,
   deleteRunCommands,
   deleteRunProcesses,
   finishRun,
+  foreignBlobsOf,
   insertAuditEvent,
   markRunArtifactsDeleted,
   markRunDeleted,
@@ -19,6 +21,7 @@ import {
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { removeRunStages, removeTree } from '../actions/index.js';
+import { blobsUnder, collectBlobs } from '../sync/index.js';
 
 /** Where a run's workspace bytes live in the object store: everything under it is the run's. */
 export function runObjectPrefix(runId: string): string {
@@ -126,11 +129,16 @@ export interface DeletedRunData {
 }
 
 /**
- * Deletes everything a run left: workspace object bytes, the file manifest, command
- * rows, and promoted artifacts (records and bytes: deleting a run withdraws what it
- * published), then marks its workspaces deleted. The run is marked deleted first so
- * it stops resolving and nothing new is written meanwhile; workspaces are marked last,
- * so an interrupted deletion is found again by the cleanup sweep and finished.
+ * Deletes everything a run left: workspace object bytes, the file manifest and its
+ * history, command rows, and promoted artifacts (records and bytes: deleting a run
+ * withdraws what it published), then marks its workspaces deleted. The run is marked
+ * deleted first so it stops resolving, nothing new is written meanwhile and no fork of
+ * it can start; workspaces are marked last, so an interrupted deletion is found again
+ * by the cleanup sweep and finished.
+ *
+ * Its blobs go, but for those its forks still name (they stay until nothing does), and
+ * so do the blobs of other runs that only it still named (a fork's origin deleted
+ * before it). A run no fork names has its whole prefix removed at once.
  */
 export async function deleteRunData(
   deps: { db: Db; objects: ObjectStore; log: Logger; workbenchRoot?: string },
@@ -139,8 +147,15 @@ export async function deleteRunData(
   await markRunDeleted(deps.db, runId);
   const artifacts = await markRunArtifactsDeleted(deps.db, runId);
   if (artifacts.length > 0) await deps.objects.deleteMany(artifacts.map((a) => a.objectKey));
-  const objects = await deps.objects.deletePrefix(runObjectPrefix(runId));
+  const foreign = await foreignBlobsOf(deps.db, runId);
   await deleteManifest(deps.db, runId);
+  let objects: number;
+  if (await blobsNamedElsewhere(deps.db, runId)) {
+    objects = (await collectBlobs(deps, await blobsUnder(deps.objects, runId))).deleted;
+  } else {
+    objects = await deps.objects.deletePrefix(runObjectPrefix(runId));
+  }
+  if (foreign.length > 0) objects += (await collectBlobs(deps, foreign)).deleted;
   const commands = await deleteRunCommands(deps.db, runId);
   await deleteRunProcesses(deps.db, runId);
   const workspaces = await markRunWorkspacesDeleted(deps.db, runId);

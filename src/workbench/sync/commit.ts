@@ -11,11 +11,13 @@
 import { WorkbenchError } from '../../contract/index.js';
 import {
   applyManifestChange,
+  clearBlobUploads,
   type Db,
   getManifestEntries,
   getWorkspaceHolder,
   insertAuditEvent,
   insertFileConflicts,
+  lockKeptVersion,
   lockManifest,
   type VersionedFile,
   type VersionOrigin,
@@ -34,6 +36,8 @@ export interface CommitRequest {
   changes: readonly LocalChange[];
   /** What makes the version (recorded with it). */
   origin?: VersionOrigin;
+  /** Hashes of the blobs this change put (their upload records go with the commit). */
+  uploaded?: readonly string[];
 }
 
 /** What a commit did. */
@@ -70,6 +74,16 @@ export async function commitChanges(db: Db, req: CommitRequest): Promise<CommitO
       (await getWorkspaceHolder(tx, req.runId, { lock: true }));
     if (holder === null) throw workspaceReleasedError(req.runId);
     const holds = holder.nodeId === req.nodeId && holder.generation === req.generation;
+    if (req.origin?.restoredFrom !== undefined) {
+      // The restored version stays until this commits: retention waits, then sees it.
+      if (!(await lockKeptVersion(tx, req.runId, req.origin.restoredFrom))) {
+        throw new WorkbenchError(
+          'version_not_found',
+          `version_not_found: run "${req.runId}" no longer keeps version ${req.origin.restoredFrom}; version_list names the versions it keeps`,
+          { runId: req.runId, version: req.origin.restoredFrom },
+        );
+      }
+    }
     const head = await lockManifest(tx, req.runId);
     const headMoved = head.version !== req.baseVersion;
     const entries: ReadonlyMap<string, VersionedFile> = headMoved
@@ -87,6 +101,7 @@ export async function commitChanges(db: Db, req: CommitRequest): Promise<CommitO
       return { version: head.version, headMoved, holder: holds, plan };
     }
     const version = head.version + 1;
+    await clearBlobUploads(tx, req.runId, req.uploaded ?? []);
     await applyManifestChange(tx, {
       runId: req.runId,
       nodeId: req.nodeId,

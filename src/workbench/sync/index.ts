@@ -6,6 +6,7 @@
  *
  * @module
  */
+export { blobsUnder, type Collected, collectBlobs } from './blob-collector.js';
 export { blobKey } from './blobs.js';
 export { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
 export { planRestore, type RestorePlan, type RestoreResult, restoreCopy } from './restore.js';

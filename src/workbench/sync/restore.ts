@@ -1,15 +1,21 @@
 /**
  * Putting a held copy back to an earlier version, as a new version: the entries that
- * differ between the copy's base (the head it was reconciled from) and the version are
- * written into the directory and committed, in one fenced commit, as a version whose
- * origin is the restore. Only what differs is read, written or committed: a restore of
- * one file in a tree of ten thousand touches one file. Nothing after the restored
+ * differ between the copy's base (the head it was reconciled from) and the version,
+ * as the database finds them, are written into the directory and committed, in one
+ * fenced commit, as a version whose origin is the restore. Only what differs leaves the
+ * database, is written or committed: a restore of one file in a tree of ten thousand
+ * touches one file. Nothing after the restored
  * version is lost: those versions stay listed, and restoring one of them undoes this.
  *
  * @module
  */
 
-import type { ManifestFile, VersionCounts, VersionOrigin } from '../../store/index.js';
+import {
+  type ManifestFile,
+  type VersionCounts,
+  type VersionOrigin,
+  versionChanges,
+} from '../../store/index.js';
 import { commitChanges } from './commit.js';
 import {
   downloadFiles,
@@ -30,31 +36,19 @@ export interface RestorePlan {
   remove: string[];
 }
 
-/** Whether two entries are the same file, content, mode, time and blob. */
-function sameEntry(a: ManifestFile, b: ManifestFile): boolean {
-  return (
-    a.hash === b.hash &&
-    a.size === b.size &&
-    a.mode === b.mode &&
-    a.mtimeMs === b.mtimeMs &&
-    a.blobRunId === b.blobRunId
-  );
-}
-
-/** Compares the copy's base with the version to restore. Pure. */
+/**
+ * Sorts the changes that make the copy's base a version (`versionChanges`) into what the
+ * copy needs: content it lacks, metadata to set, paths to remove. Pure.
+ */
 export function planRestore(
   base: ReadonlyMap<string, ManifestFile>,
-  version: readonly ManifestFile[],
+  changes: { upserts: readonly ManifestFile[]; deletes: readonly string[] },
 ): RestorePlan {
-  const plan: RestorePlan = { download: [], metadata: [], remove: [] };
-  const wanted = new Set<string>();
-  for (const entry of version) {
-    wanted.add(entry.path);
-    const now = base.get(entry.path);
-    if (now === undefined || now.hash !== entry.hash) plan.download.push(entry);
-    else if (!sameEntry(now, entry)) plan.metadata.push(entry);
+  const plan: RestorePlan = { download: [], metadata: [], remove: [...changes.deletes] };
+  for (const entry of changes.upserts) {
+    if (base.get(entry.path)?.hash === entry.hash) plan.metadata.push(entry);
+    else plan.download.push(entry);
   }
-  for (const path of base.keys()) if (!wanted.has(path)) plan.remove.push(path);
   return plan;
 }
 
@@ -67,30 +61,30 @@ export interface RestoreResult extends VersionCounts {
 }
 
 /**
- * Makes the held copy (matching `base`) equal to `version`'s entries and commits that
- * as a version made by `origin`, under `generation`. On success `base` is updated in
- * place to the new version. Call under the run's lock, on the workspace's holder; a
- * failure may leave the copy partly restored, so the caller reconciles it in full.
+ * Makes the held copy (matching `base`, the head) equal to version `origin.restoredFrom`
+ * and commits that as a new version made by `origin`, under `generation`. On success
+ * `base` is updated in place to the new version. Call under the run's lock, on the
+ * workspace's holder; a failure may leave the copy partly restored, so the caller
+ * reconciles it in full.
  */
 export async function restoreCopy(
   db: Parameters<typeof commitChanges>[0],
   target: MaterializeTarget & { nodeId: string; generation: number; base: BaseSnapshot },
-  version: readonly ManifestFile[],
-  origin: VersionOrigin,
+  origin: VersionOrigin & { restoredFrom: number },
 ): Promise<RestoreResult> {
   const { base } = target;
-  const plan = planRestore(base.files, version);
+  const plan = planRestore(
+    base.files,
+    await versionChanges(db, target.runId, base.version, origin.restoredFrom),
+  );
+  const write = (entry: ManifestFile): LocalChange => ({
+    path: entry.path,
+    entry,
+    base: base.files.get(entry.path) ?? null,
+  });
   const changes: LocalChange[] = [
-    ...plan.download.map((entry) => ({
-      path: entry.path,
-      entry,
-      base: base.files.get(entry.path) ?? null,
-    })),
-    ...plan.metadata.map((entry) => ({
-      path: entry.path,
-      entry,
-      base: base.files.get(entry.path) ?? null,
-    })),
+    ...plan.download.map(write),
+    ...plan.metadata.map(write),
     ...plan.remove.map((path) => ({ path, entry: null, base: base.files.get(path) ?? null })),
   ];
   if (changes.length === 0) {
@@ -108,12 +102,12 @@ export async function restoreCopy(
     changes,
     origin,
   });
+  const added = plan.download.filter((e) => !base.files.has(e.path)).length;
   const counts = {
-    added: plan.download.filter((e) => !base.files.has(e.path)).length,
-    changed: changes.length - plan.remove.length,
+    added,
+    changed: plan.download.length + plan.metadata.length - added,
     removed: plan.remove.length,
   };
-  counts.changed -= counts.added;
   if (commit.headMoved) return { version: commit.version, ...counts, dirMatchesVersion: false };
   for (const entry of commit.plan.upserts) base.files.set(entry.path, entry);
   for (const path of commit.plan.deletes) base.files.delete(path);

@@ -31,6 +31,7 @@ import {
   getWorkspaceHead,
   type Manifest,
   type ManifestFile,
+  recordBlobUploads,
   type VersionOrigin,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -251,6 +252,9 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
 
   const { concurrency } = settings(deps, target);
   const realRoot = uploads.length > 0 ? await realpath(dir) : dir;
+  // Recorded before they are put, so the collector leaves them until the commit.
+  const uploaded = uploads.map((u) => u.hash);
+  await recordBlobUploads(deps.db, runId, uploaded);
   // Bytes put per planned blob; null when the store already held it. Asking first
   // (one round trip) only pays for a blob big enough that the transfer costs more.
   const sent = await mapLimit(uploads, concurrency, async (u) => {
@@ -296,6 +300,7 @@ async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<Sy
     generation: target.generation,
     baseVersion: base.version,
     changes,
+    uploaded,
     ...(target.origin ? { origin: target.origin } : {}),
   });
   result.version = commit.version;

@@ -20,6 +20,7 @@ import { processes } from './processes.js';
 import { queue } from './queue.js';
 import { syncScaling } from './sync-scaling.js';
 import { throughput } from './throughput.js';
+import { versions } from './versions.js';
 
 /** One benchmark case. */
 export interface BenchCase {
@@ -43,4 +44,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 12, name: 'egress', run: egress },
   { id: 13, name: 'processes', run: processes },
   { id: 14, name: 'port route', run: ports },
+  { id: 15, name: 'versions', run: versions },
 ];

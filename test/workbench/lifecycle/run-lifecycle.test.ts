@@ -185,6 +185,8 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     entriesKept: 3,
     warmEvicted: 1,
     uploadsRemoved: 2,
+    versionsPruned: 0,
+    blobsCollected: 0,
   });
   t.same(await readdir(stages), ['upload-new'], 'an idle stage goes, a fresh one stays');
   t.same(await readdir(join(root, '.uploads')), ['run-live'], 'stages of a run not held here go');
@@ -219,5 +221,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     entriesKept: 3,
     warmEvicted: 0,
     uploadsRemoved: 0,
+    versionsPruned: 0,
+    blobsCollected: 0,
   });
 });

@@ -1,0 +1,147 @@
+/**
+ * Which blobs the store still needs, for the collector that deletes the rest. A blob is
+ * `runs/<run>/blobs/<hash>`, named by `(run, hash)`; it is needed while any entry names
+ * it: a current entry, a history entry (a kept version's), or a conflict's lost side,
+ * of its own run (`blob_run_id` null) or of a fork (`blob_run_id` = its run). A blob a
+ * sync is about to put is needed too, from the moment it is recorded in `blob_upload`
+ * until its commit (or {@link BLOB_UPLOAD_TTL_MS} without one).
+ *
+ * The race the collector must not lose is a sync putting a blob the collector has
+ * found unreferenced. Both take the blob's lock (an advisory transaction lock on its
+ * key) for their step: a sync to record the blob before it puts it, the collector to
+ * check and delete it. So either the record comes first (the collector keeps the blob)
+ * or the delete does (the sync's put comes after it and makes the blob again).
+ *
+ * @module
+ */
+
+import type { Db, Queryable } from './db.js';
+
+/** How long an upload's record keeps its blob without a commit, ms: the longest upload. */
+export const BLOB_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** One blob: the run whose prefix holds it, and its content hash. */
+export interface BlobRef {
+  runId: string;
+  hash: string;
+}
+
+/** The advisory lock keys of `blobs`, sorted so two lockers never wait on each other. */
+function lockKeys(blobs: readonly BlobRef[]): string[] {
+  return [...new Set(blobs.map((b) => `${b.runId}/${b.hash}`))].sort();
+}
+
+/** Takes the blobs' locks for the rest of the transaction `tx`. */
+async function lockBlobs(tx: Queryable, blobs: readonly BlobRef[]): Promise<void> {
+  await tx.query(
+    `select pg_advisory_xact_lock(hashtextextended(k, 0))
+     from unnest($1::text[]) as k order by k`,
+    [lockKeys(blobs)],
+  );
+}
+
+/**
+ * Records that a sync of `runId` is about to put these blobs (of its own prefix), under
+ * their locks: from here until its commit clears the record, no collector deletes them.
+ */
+export async function recordBlobUploads(
+  db: Db,
+  runId: string,
+  hashes: readonly string[],
+): Promise<void> {
+  if (hashes.length === 0) return;
+  await db.transaction(async (tx) => {
+    await lockBlobs(
+      tx,
+      hashes.map((hash) => ({ runId, hash })),
+    );
+    await tx.execute(
+      `insert into blob_upload (blob_run_id, hash)
+       select $1, h from unnest($2::text[]) as h
+       on conflict (blob_run_id, hash) do update set started_at = now()`,
+      [runId, [...new Set(hashes)]],
+    );
+  });
+}
+
+/** Clears upload records a commit made needless (the entries now name the blobs). */
+export async function clearBlobUploads(
+  q: Queryable,
+  runId: string,
+  hashes: readonly string[],
+): Promise<void> {
+  if (hashes.length === 0) return;
+  await q.execute('delete from blob_upload where blob_run_id = $1 and hash = any($2::text[])', [
+    runId,
+    [...hashes],
+  ]);
+}
+
+/**
+ * In transaction `tx`, takes the locks of `candidates` and answers those nothing needs:
+ * no entry names them and no fresh upload record holds them. Delete those before `tx`
+ * ends, so no sync can record one of them in between.
+ */
+export async function unneededBlobs(
+  tx: Queryable,
+  candidates: readonly BlobRef[],
+): Promise<BlobRef[]> {
+  if (candidates.length === 0) return [];
+  await lockBlobs(tx, candidates);
+  const rows = await tx.query(
+    `select c.r, c.h from unnest($1::text[], $2::text[]) as c(r, h)
+     where not exists (select 1 from workspace_file f
+                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
+       and not exists (select 1 from workspace_file f where f.blob_run_id = c.r and f.hash = c.h)
+       and not exists (select 1 from workspace_file_history f
+                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
+       and not exists (select 1 from workspace_file_history f
+                       where f.blob_run_id = c.r and f.hash = c.h)
+       and not exists (select 1 from workspace_file_conflict f
+                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
+       and not exists (select 1 from workspace_file_conflict f
+                       where f.blob_run_id = c.r and f.hash = c.h)
+       and not exists (select 1 from blob_upload u
+                       where u.blob_run_id = c.r and u.hash = c.h
+                         and u.started_at > now() - make_interval(secs => $3::float8 / 1000))`,
+    [candidates.map((c) => c.runId), candidates.map((c) => c.hash), BLOB_UPLOAD_TTL_MS],
+  );
+  return rows.map((r) => ({ runId: String(r.r), hash: String(r.h) }));
+}
+
+/** Removes upload records older than the TTL (their syncs never committed). */
+export async function expireBlobUploads(q: Queryable): Promise<number> {
+  return q.execute(
+    `delete from blob_upload
+     where started_at < now() - make_interval(secs => $1::float8 / 1000)`,
+    [BLOB_UPLOAD_TTL_MS],
+  );
+}
+
+/** The blobs of other runs that `runId`'s entries name (a fork's), for after its deletion. */
+export async function foreignBlobsOf(q: Queryable, runId: string): Promise<BlobRef[]> {
+  const rows = await q.query(
+    `select distinct blob_run_id as r, hash as h from (
+       select blob_run_id, hash from workspace_file where run_id = $1 and blob_run_id is not null
+       union all
+       select blob_run_id, hash from workspace_file_history
+       where run_id = $1 and blob_run_id is not null
+       union all
+       select blob_run_id, hash from workspace_file_conflict
+       where run_id = $1 and blob_run_id is not null
+     ) f`,
+    [runId],
+  );
+  return rows.map((r) => ({ runId: String(r.r), hash: String(r.h) }));
+}
+
+/** Whether any other run's entries name a blob of `runId` (it has forks that do). */
+export async function blobsNamedElsewhere(q: Queryable, runId: string): Promise<boolean> {
+  const rows = await q.query(
+    `select exists (select 1 from workspace_file where blob_run_id = $1)
+         or exists (select 1 from workspace_file_history where blob_run_id = $1)
+         or exists (select 1 from workspace_file_conflict where blob_run_id = $1) as named`,
+    [runId],
+  );
+  return rows[0]?.named === true;
+}

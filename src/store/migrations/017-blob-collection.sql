@@ -1,0 +1,23 @@
+-- Blobs on their way into a manifest: a sync records each blob it is about to put
+-- before it puts it, and its commit removes the record. The collector deletes no blob
+-- with a fresh record here, and takes each blob's lock (an advisory lock on its key)
+-- while it checks and deletes; a sync takes the same lock to record, so a blob is
+-- either recorded before the collector looks, or put again after it deleted it.
+create table blob_upload (
+  blob_run_id text not null,
+  hash text not null,
+  started_at timestamptz not null default now(),
+  primary key (blob_run_id, hash)
+);
+
+-- Which entries name a blob: by the blob's own run and hash, for the collector's check.
+create index workspace_file_by_hash on workspace_file (run_id, hash);
+create index workspace_file_by_blob on workspace_file (blob_run_id, hash)
+  where blob_run_id is not null;
+create index workspace_file_history_by_hash on workspace_file_history (run_id, hash);
+create index workspace_file_history_by_blob on workspace_file_history (blob_run_id, hash)
+  where blob_run_id is not null;
+create index workspace_file_conflict_by_hash on workspace_file_conflict (run_id, hash);
+
+-- Versions past retention are found by age.
+create index workspace_version_by_time on workspace_version (created_at) where label is null;
