@@ -88,25 +88,36 @@ export async function unneededBlobs(
 ): Promise<BlobRef[]> {
   if (candidates.length === 0) return [];
   await lockBlobs(tx, candidates);
-  const rows = await tx.query(
-    `select c.r, c.h from unnest($1::text[], $2::text[]) as c(r, h)
-     where not exists (select 1 from workspace_file f
-                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
-       and not exists (select 1 from workspace_file f where f.blob_run_id = c.r and f.hash = c.h)
-       and not exists (select 1 from workspace_file_history f
-                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
-       and not exists (select 1 from workspace_file_history f
-                       where f.blob_run_id = c.r and f.hash = c.h)
-       and not exists (select 1 from workspace_file_conflict f
-                       where f.run_id = c.r and f.hash = c.h and f.blob_run_id is null)
-       and not exists (select 1 from workspace_file_conflict f
-                       where f.blob_run_id = c.r and f.hash = c.h)
-       and not exists (select 1 from blob_upload u
-                       where u.blob_run_id = c.r and u.hash = c.h
-                         and u.started_at > now() - make_interval(secs => $3::float8 / 1000))`,
-    [candidates.map((c) => c.runId), candidates.map((c) => c.hash), BLOB_UPLOAD_TTL_MS],
-  );
-  return rows.map((r) => ({ runId: String(r.r), hash: String(r.h) }));
+  const byRun = new Map<string, Set<string>>();
+  for (const c of candidates) {
+    const hashes = byRun.get(c.runId) ?? new Set<string>();
+    hashes.add(c.hash);
+    byRun.set(c.runId, hashes);
+  }
+  const unneeded: BlobRef[] = [];
+  for (const [runId, hashes] of byRun) {
+    // The run's own entries through its primary key, its forks' through their index.
+    const named = await tx.query(
+      `select hash from workspace_file
+       where run_id = $1 and blob_run_id is null and hash = any($2::text[])
+       union select hash from workspace_file where blob_run_id = $1 and hash = any($2::text[])
+       union select hash from workspace_file_history
+       where run_id = $1 and blob_run_id is null and hash = any($2::text[])
+       union select hash from workspace_file_history
+       where blob_run_id = $1 and hash = any($2::text[])
+       union select hash from workspace_file_conflict
+       where run_id = $1 and blob_run_id is null and hash = any($2::text[])
+       union select hash from workspace_file_conflict
+       where blob_run_id = $1 and hash = any($2::text[])
+       union select hash from blob_upload
+       where blob_run_id = $1 and hash = any($2::text[])
+         and started_at > now() - make_interval(secs => $3::float8 / 1000)`,
+      [runId, [...hashes], BLOB_UPLOAD_TTL_MS],
+    );
+    const kept = new Set(named.map((r) => String(r.hash)));
+    for (const hash of hashes) if (!kept.has(hash)) unneeded.push({ runId, hash });
+  }
+  return unneeded;
 }
 
 /** Removes upload records older than the TTL (their syncs never committed). */

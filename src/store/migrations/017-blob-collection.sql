@@ -10,14 +10,12 @@ create table blob_upload (
   primary key (blob_run_id, hash)
 );
 
--- Which entries name a blob: by the blob's own run and hash, for the collector's check.
-create index workspace_file_by_hash on workspace_file (run_id, hash);
+-- Which entries of other runs (forks) name a run's blobs, for the collector's check
+-- and a run's deletion. A run's own entries are found through its primary key.
 create index workspace_file_by_blob on workspace_file (blob_run_id, hash)
   where blob_run_id is not null;
-create index workspace_file_history_by_hash on workspace_file_history (run_id, hash);
 create index workspace_file_history_by_blob on workspace_file_history (blob_run_id, hash)
   where blob_run_id is not null;
-create index workspace_file_conflict_by_hash on workspace_file_conflict (run_id, hash);
 
 -- Versions past retention are found by age.
 create index workspace_version_by_time on workspace_version (created_at) where label is null;
