@@ -8,8 +8,8 @@
  * token only looks and turns the kill switch on (its attempts show the refusal). It
  * shows the replicas (with whether each can run a package build, and
  * what it lacks), the caller's own workspaces (released ones on request, with their
- * reasons in words), and the caller's worker hosts with their consent requests and
- * routing records (`console-workers.ts`). There is no cluster-wide switch: the kill
+ * reasons in words), each run's history (`console-history.ts`), and the caller's
+ * worker hosts with their consent requests and routing records (`console-workers.ts`). There is no cluster-wide switch: the kill
  * switch on the page is the caller's own.
  *
  * Everything rendered goes through `textContent`, never `innerHTML`, so a node id or
@@ -19,6 +19,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { HISTORY_HTML, HISTORY_SCRIPT } from './console-history.js';
 import { WORKERS_HTML, WORKERS_SCRIPT } from './console-workers.js';
 
 const SCRIPT = `
@@ -133,8 +134,11 @@ async function refresh() {
       cell(tr, w.releasedReason ? (w.releasedReasonText || w.releasedReason) : '', 'reason');
       cell(tr, when(w.createdAt));
       cell(tr, when(w.releasedAt));
+      const td = document.createElement('td');
+      td.appendChild(historyButton('History', () => showHistory(w.runId)));
+      tr.appendChild(td);
       return tr;
-    }), includeReleased ? 'You have no workspaces.' : 'You have no live workspaces.', 6);
+    }), includeReleased ? 'You have no workspaces.' : 'You have no live workspaces.', 7);
     $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
     showError('');
   } catch (err) {
@@ -178,6 +182,7 @@ $('signout').addEventListener('click', () => {
   showSignIn('');
 });
 ${WORKERS_SCRIPT}
+${HISTORY_SCRIPT}
 // A sign-in link carries the token in the fragment: kept as a pasted one would be,
 // then taken out of the address bar (and so out of history and bookmarks).
 const linked = /^#token=([\x21-\x7e]+)$/.exec(location.hash);
@@ -231,8 +236,8 @@ const HTML_BODY = `
     <section>
       <h2>Your workspaces</h2>
       <div class="toolbar"><label><input id="include-released" type="checkbox"> Include released</label><span class="note">Only your own workspaces are listed.</span></div>
-      <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th></tr></thead><tbody id="workspaces"></tbody></table>
-    </section>${WORKERS_HTML}
+      <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th><th></th></tr></thead><tbody id="workspaces"></tbody></table>
+    </section>${HISTORY_HTML}${WORKERS_HTML}
   </div>
 </main>
 `;

@@ -242,6 +242,64 @@ t.test('Fleet > Workbenches shows the replica and the caller’s workspaces', as
   await page.close();
 });
 
+t.test('History: a run’s versions, their labels, and what one changed', async (t) => {
+  // `live` has version 1 (notes.txt); a command adds two files and removes it.
+  const ran = await call('POST', '/dispatch', {
+    action: 'exec',
+    args: { command: 'printf a > one.txt && printf bb > two.txt && rm notes.txt' },
+    runId: live,
+    agentId: 'agent-console',
+    taskId: 'task-console',
+  });
+  t.equal(ran.ok, true, JSON.stringify(ran));
+  await call('POST', `/runs/${live}/checkpoints`, { label: 'first-notes', version: 1 });
+
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(signInLink);
+  const row = page.locator(`#workspaces tr[data-run-id="${live}"]`);
+  await row.waitFor({ timeout: 15_000 });
+  await row.locator('button', { hasText: 'History' }).click();
+  const versions = page.locator('#versions tr[data-version]');
+  await versions.first().waitFor({ timeout: 10_000 });
+  t.equal(await page.locator('#history-run').textContent(), live);
+  const shown = await versions.evaluateAll((trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  t.same(
+    shown.map((r) => [r[0], r[2], r[3], r[4], r[5], r[6]]),
+    [
+      [
+        '2',
+        `command ${(ran as { payload?: { commandId?: string } }).payload?.commandId}`,
+        '2',
+        '0',
+        '1',
+        '',
+      ],
+      ['1', 'fs_write', '1', '0', '0', 'first-notes'],
+    ],
+    'newest first, what made each, its counts and its label',
+  );
+  await page.locator('#versions tr[data-version="2"] button').click();
+  const changes = page.locator('#changes tr[data-path]');
+  await changes.first().waitFor({ timeout: 10_000 });
+  t.same(
+    await changes.evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)),
+    ),
+    [
+      ['removed', 'notes.txt', '2'],
+      ['added', 'one.txt', '1'],
+      ['added', 'two.txt', '2'],
+    ],
+  );
+  t.match(await page.locator('#changes-title').textContent(), '2 added, 0 changed, 1 removed');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
 t.test('Workers: approve and deny requests, flip the kill switch, read the routing', async (t) => {
   const page = await browser.newPage();
   const errors: string[] = [];
