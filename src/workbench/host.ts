@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { EgressPolicy, OutputSink } from '../contract/index.js';
+import type { EgressPolicy } from '../contract/index.js';
 import {
   type Authority,
   callDigest,
@@ -11,34 +11,16 @@ import {
   type Toolchain,
   WorkbenchError,
 } from '../contract/index.js';
-import type { ObjectStore } from '../objects/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
-import {
-  CallIdConflict,
-  type Command,
-  type Db,
-  type Run,
-  StoreError,
-  type VersionRetention,
-} from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import type { CommandMetrics } from '../telemetry/metrics.js';
+import { CallIdConflict, type Command, StoreError } from '../store/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
 import {
-  type ExecDeps,
   type ExecPayload,
   execPayload,
-  type FetchLimits,
-  type FileContext,
-  fsDelete,
-  fsList,
-  fsRead,
   prepareBuild,
   prepareExec,
-  promoteArtifact,
   removeStagesBefore,
-  runFetch,
   stagedBytes,
   UPLOAD_IDLE_MS,
   uploadStageDir,
@@ -46,26 +28,22 @@ import {
 import { callIdConflictError, FileCallKeys } from './call-keys.js';
 import { awaitCommand } from './command-answer.js';
 import { executeCommand } from './command-executor.js';
-import type { WorkbenchEgress } from './egress/index.js';
+import { type FileCallsDeps, fileCall } from './file-calls.js';
+import type { DispatchOptions, WorkbenchHostDeps } from './host-deps.js';
 import {
-  type HeldCopy,
   nodeStoppingRefusal,
   RunLocks,
   startSweeper,
   WorkspaceAccess,
   WorkspaceHandoff,
 } from './lifecycle/index.js';
-import {
-  DEFAULT_PROCESS_SETTINGS,
-  isProcessEnvelope,
-  ProcessCalls,
-  type ProcessSettings,
-} from './process-calls.js';
+import { DEFAULT_PROCESS_SETTINGS, isProcessEnvelope, ProcessCalls } from './process-calls.js';
 import { evictUnheld, type RunRelease, type RunReleaseDeps, releaseRun } from './run-release.js';
-import { WarmCache, type WorkspaceQuota, type WorkspaceSyncDeps } from './sync/index.js';
+import { WarmCache, type WorkspaceSyncDeps } from './sync/index.js';
 import { ToolchainWatch } from './toolchain-probe.js';
 import { isVersionEnvelope, VersionCalls } from './version-calls.js';
-import { writeCall } from './write-call.js';
+
+export type { DispatchOptions, WorkbenchHostDeps } from './host-deps.js';
 
 /**
  * A workbench host's lifecycle: `serving -> draining -> stopped`. Draining claims
@@ -82,71 +60,6 @@ export const HOST_LIFECYCLE = defineStateMachine<HostState>('workbench-host', 's
 
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
 export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
-
-/** Everything the workbench host is built from. */
-export interface WorkbenchHostDeps {
-  db: Db;
-  /** Where workspace file bytes live (content-addressed, per run). */
-  objects: ObjectStore;
-  /** `MEMQL_NODE_ID`, stamped on the workspace rows this node holds. */
-  nodeId: string;
-  /** `MEMQL_WORKBENCH_ROOT`. */
-  workbenchRoot: string;
-  /** Owner of workspace directories and files the node writes: the sandbox uid, when root. */
-  fileOwner?: { uid: number; gid: number };
-  /** Read and write caps of the file actions, bytes. */
-  files: { maxReadBytes: number; maxWriteBytes: number };
-  exec: ExecDeps;
-  /** The node's egress (`MEMQL_EGRESS_*`); absent: no command has network. */
-  egress?: WorkbenchEgress;
-  fetch: FetchLimits;
-  /**
-   * The durable command queue's settings (`MEMQL_WORKER_CONCURRENCY`, lease, poll, and
-   * `MEMQL_NODE_LIVENESS_MS`: how long a silent node still counts as holding its
-   * workspaces).
-   */
-  queue: {
-    concurrency: number;
-    leaseMs: number;
-    pollIntervalMs: number;
-    livenessMs?: number;
-    metrics?: CommandMetrics;
-  };
-  /**
-   * `MEMQL_HANDOFF_WAIT_MS`: how long a call waits for a draining node to hand the
-   * run's workspace over before answering `unavailable`. Default 30000.
-   */
-  handoffWaitMs?: number;
-  /**
-   * `MEMQL_WORKSPACE_MAX_BYTES` and `MEMQL_WORKSPACE_MAX_FILES`: what one workspace
-   * may hold. Omitted: no limit.
-   */
-  quota?: WorkspaceQuota;
-  /** `MEMQL_HYDRATED_IDLE_TTL_MS`: how long a warm copy is kept after its last use; 0 disables reuse. */
-  idleTtlMs: number;
-  /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
-  cleanupIntervalMs: number;
-  /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */
-  uploadIdleMs?: number;
-  /** How long versions are kept (`MEMQL_VERSION_KEEP_*`); absent, as long as their run. */
-  versionRetention?: VersionRetention;
-  /**
-   * Where the build toolchain probe makes its scratch directory (outside every
-   * workspace). Default the OS temp dir.
-   */
-  probeDir?: string;
-  /** Background processes (`MEMQL_PROCESS_*`). Default {@link DEFAULT_PROCESS_SETTINGS}. */
-  processes?: ProcessSettings;
-  log: Logger;
-}
-
-/** Per-call options of {@link WorkbenchHost.handleDispatch}. */
-export interface DispatchOptions {
-  /** Cancels a running `exec` (the sandbox is killed) or a `fetch`. */
-  signal?: AbortSignal;
-  /** Receives `exec` output as it arrives. */
-  onOutput?: OutputSink;
-}
 
 /** Store failures a caller can act on by retrying; everything else is internal. */
 function translate(err: unknown): unknown {
@@ -203,6 +116,8 @@ export class WorkbenchHost {
   readonly processes: ProcessCalls;
   /** A run's versions: listed, compared, labelled, restored. */
   private readonly versions: VersionCalls;
+  /** What the file actions run with. */
+  private readonly files: FileCallsDeps;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
@@ -269,6 +184,7 @@ export class WorkbenchHost {
       settings: deps.processes ?? DEFAULT_PROCESS_SETTINGS,
       log: deps.log,
     });
+    this.files = { ...deps, access: this.access };
     this.versions = new VersionCalls({
       db: deps.db,
       nodeId: deps.nodeId,
@@ -474,10 +390,11 @@ export class WorkbenchHost {
         return result;
       }
     };
-    const run = () => answer(async () => okResult(await this.run(envelope, options)));
     // A command's key is recorded with its command, a process's with its process; a file
     // action's here.
-    if (envelope.action === 'exec' || envelope.action === 'build') return run();
+    if (envelope.action === 'exec' || envelope.action === 'build') {
+      return answer(async () => okResult(await this.command(envelope, options)));
+    }
     if (isProcessEnvelope(envelope)) {
       return answer(async () => {
         if (envelope.action === 'process_start' || envelope.action === 'process_shell') {
@@ -495,7 +412,9 @@ export class WorkbenchHost {
         ? answer(() => this.callKeys.run(envelope, versions))
         : versions();
     }
-    return answer(() => this.callKeys.run(envelope, run));
+    const file = () =>
+      answer(async () => okResult(await fileCall(this.files, envelope, options.signal)));
+    return answer(() => this.callKeys.run(envelope, file));
   }
 
   /** A command's answer by id, for a caller that lost its connection. Null when absent. */
@@ -506,10 +425,11 @@ export class WorkbenchHost {
     return execPayload(command);
   }
 
-  private async run(envelope: Envelope, options: DispatchOptions): Promise<unknown> {
-    if (envelope.action !== 'exec' && envelope.action !== 'build') {
-      return this.fileAction(envelope, options);
-    }
+  /** An `exec` or `build`: checked, enqueued as a durable command, and its answer awaited. */
+  private async command(
+    envelope: Extract<Envelope, { action: 'exec' | 'build' }>,
+    options: DispatchOptions,
+  ): Promise<unknown> {
     const { run, live } = await this.access.look(envelope.runId);
     // Refusals that need no workspace come before one is provisioned. A build waits for
     // the toolchain probe (bounded) rather than refuse while it runs.
@@ -558,51 +478,5 @@ export class WorkbenchHost {
       command,
       options,
     );
-  }
-
-  /**
-   * A file action, `fetch` or `promote_artifact`: run, holder and head read in one
-   * statement under the run's lock, then the action on the reconciled copy.
-   */
-  private fileAction(
-    envelope: Exclude<Envelope, { action: 'exec' | 'build' }>,
-    options: DispatchOptions,
-  ): Promise<unknown> {
-    const files = (held: HeldCopy): FileContext => ({
-      root: held.dir,
-      ...this.deps.files,
-      ...(this.deps.fileOwner ? { owner: this.deps.fileOwner } : {}),
-    });
-    // A mutating action's sync records the version as this action's.
-    const origin = {
-      source: 'action' as const,
-      action: envelope.action,
-      ...(envelope.callId === undefined ? {} : { callId: envelope.callId }),
-    };
-    const call = <T>(mutating: boolean, work: (held: HeldCopy, run: Run) => Promise<T>) =>
-      this.access.call(envelope.runId, mutating ? origin : false, work);
-    switch (envelope.action) {
-      case 'fs_read':
-        return call(false, (held) => fsRead(files(held), envelope.args));
-      case 'fs_list':
-        return call(false, (held) => fsList(files(held), envelope.args));
-      case 'fs_write':
-        return writeCall(this.deps, envelope.runId, envelope.args, call, files);
-      case 'fs_delete':
-        return call(true, (held) => fsDelete(files(held), envelope.args));
-      case 'fetch':
-        return call(true, (held) =>
-          runFetch(files(held), this.deps.fetch, envelope.args, options.signal),
-        );
-      case 'promote_artifact':
-        return call(false, (held, run) =>
-          promoteArtifact(this.deps, files(held), run, envelope.args),
-        );
-      default:
-        throw new WorkbenchError(
-          'internal',
-          `internal: unhandled action ${(envelope as Envelope).action}`,
-        );
-    }
   }
 }
