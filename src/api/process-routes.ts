@@ -44,7 +44,7 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
-import { call, callerGone, callStatus, requireOwnRun } from './run-calls.js';
+import { call, callerGone, callStatus, ownRunCall, requireOwnRun } from './run-calls.js';
 
 /** The HTTP status of a refused process call. */
 function statusOf(code: ErrorCode): number {
@@ -78,14 +78,13 @@ function dispatchProcess(
 }
 
 /** One `process_*` call on the route's run, checked to be the caller's first. */
-async function processCall(
+function processCall(
   ctx: RouteContext,
   action: string,
   args: Record<string, unknown>,
   extra: { callId?: string; signal?: AbortSignal } = {},
 ): Promise<DispatchResult> {
-  await requireOwnRun(ctx, ctx.params[0]!);
-  return dispatchProcess(ctx, action, args, extra);
+  return ownRunCall(ctx, action, args, { taskId: 'processes', ...extra });
 }
 
 /** Answers `result`'s payload (`wrap` names it) with `status`, or its refusal. */

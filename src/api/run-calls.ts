@@ -70,6 +70,26 @@ export async function call(
   }
 }
 
+/**
+ * One call on the route's run (its first path parameter), checked to be the caller's
+ * first; aborted when the caller goes away, unless `signal` says otherwise.
+ */
+export async function ownRunCall(
+  ctx: RouteContext,
+  action: string,
+  args: Record<string, unknown>,
+  options: { taskId: string; callId?: string | undefined; signal?: AbortSignal | undefined },
+): Promise<DispatchResult> {
+  const runId = ctx.params[0]!;
+  await requireOwnRun(ctx, runId);
+  return call(
+    ctx,
+    { runId, action, args, ...(options.callId === undefined ? {} : { callId: options.callId }) },
+    options.signal ?? callerGone(ctx),
+    options.taskId,
+  );
+}
+
 /** Aborts when the caller goes away before the answer is complete. */
 export function callerGone(ctx: RouteContext): AbortSignal {
   const controller = new AbortController();

@@ -36,7 +36,7 @@ import {
   rejectUnknownFields,
   sendJson,
 } from './http-io.js';
-import { call, callerGone, callStatus, requireOwnRun } from './run-calls.js';
+import { callStatus, ownRunCall } from './run-calls.js';
 import { ownRun } from './run-routes.js';
 import { runView } from './views.js';
 
@@ -46,20 +46,13 @@ function statusOf(code: ErrorCode): number {
 }
 
 /** One `version_*` call on the route's run, checked to be the caller's first. */
-async function versionCall(
+function versionCall(
   ctx: RouteContext,
   action: string,
   args: Record<string, unknown>,
   callId?: string,
 ): Promise<DispatchResult> {
-  const runId = ctx.params[0]!;
-  await requireOwnRun(ctx, runId);
-  return call(
-    ctx,
-    { runId, action, args, ...(callId === undefined ? {} : { callId }) },
-    callerGone(ctx),
-    'versions',
-  );
+  return ownRunCall(ctx, action, args, { taskId: 'versions', callId });
 }
 
 /** Answers `result`'s payload, wrapped by `wrap`, with `status`; or its refusal. */

@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import { ClientError, WorkbenchClient } from '../../src/client/index.js';
-import { finished } from '../support/local-node.js';
-import { nodeMain } from '../support/node-process.js';
+import { memqlAs } from '../support/local-node.js';
 import { listKeys } from '../workbench/sync/fixtures.js';
 import { type Json, startApiHarness } from './api-support.js';
 
@@ -14,16 +12,7 @@ import { type Json, startApiHarness } from './api-support.js';
 
 const h = await startApiHarness(t);
 const client = new WorkbenchClient({ baseUrl: h.url, token: h.alice });
-const cli = nodeMain('cli');
-
-function memql(...argv: string[]) {
-  return finished(
-    spawn(process.execPath, [cli, ...argv], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_URL: h.url, MEMQL_TOKEN: h.alice },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-}
+const memql = (...argv: string[]) => memqlAs(h.url, h.alice, ...argv);
 
 t.test('the routes: list, diff, checkpoints, restore, fork', async (t) => {
   const runId = await h.newRun(h.alice);

@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import { loadConfig } from '../../src/config/index.js';
 import { startApiHarness } from '../api/api-support.js';
-import { finished } from '../support/local-node.js';
-import { nodeMain } from '../support/node-process.js';
+import { memqlAs } from '../support/local-node.js';
 
 /**
  * `memql` as a real process against a live API on Postgres: `runs create --allow
@@ -20,16 +18,7 @@ const config = loadConfig({
   GH_TOKEN: 'ghp_clicanary',
 });
 const h = await startApiHarness(t, { api: { egress: config.egress } });
-const cli = nodeMain('cli');
-
-function memql(...argv: string[]) {
-  return finished(
-    spawn(process.execPath, [cli, ...argv], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_URL: h.url, MEMQL_TOKEN: h.alice },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-}
+const memql = (...argv: string[]) => memqlAs(h.url, h.alice, ...argv);
 
 t.test('runs create --allow --secret, then network show, allow, set and clear', async (t) => {
   const created = await memql(

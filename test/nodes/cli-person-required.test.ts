@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import {
   getConsentRequest,
@@ -7,8 +6,7 @@ import {
   recordWorkerConnected,
 } from '../../src/store/index.js';
 import { startApiHarness } from '../api/api-support.js';
-import { finished } from '../support/local-node.js';
-import { nodeMain } from '../support/node-process.js';
+import { memqlAs } from '../support/local-node.js';
 
 /**
  * `memql` as a real process, as a tool loop would run it (with an agent token in
@@ -19,16 +17,7 @@ import { nodeMain } from '../support/node-process.js';
  */
 
 const h = await startApiHarness(t);
-const cli = nodeMain('cli');
-
-function memql(token: string, ...argv: string[]) {
-  return finished(
-    spawn(process.execPath, [cli, ...argv], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_URL: h.url, MEMQL_TOKEN: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-}
+const memql = (token: string, ...argv: string[]) => memqlAs(h.url, token, ...argv);
 
 await recordWorkerConnected(h.db, {
   ownerUserId: 'alice',

@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import t from 'tap';
 import { WorkbenchClient } from '../../src/client/index.js';
 import { createApiToken, openDb } from '../../src/store/index.js';
-import { finished } from '../support/local-node.js';
+import { finished, memqlAs } from '../support/local-node.js';
 import { type NodeProcess, nodeMain, spawnNode } from '../support/node-process.js';
 import { PORT_SERVER, webSocketEcho, webSocketHead } from '../support/port-server.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -380,18 +380,7 @@ t.test(
 t.test(
   'memql processes: start, logs, stdin, logs --follow ends with its exit code, kill',
   async (t) => {
-    const cli = nodeMain('cli');
-    const memql = (...argv: string[]) =>
-      finished(
-        spawn(process.execPath, [cli, ...argv], {
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            MEMQL_URL: node.url,
-            MEMQL_TOKEN: node.token,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        }),
-      );
+    const memql = (...argv: string[]) => memqlAs(node.url, node.token, ...argv);
     const runId = await newRun();
     const script =
       'import sys\nprint("up", flush=True)\nfor line in sys.stdin:\n    print("got " + line.strip(), flush=True)\nprint("bad", file=sys.stderr)\nsys.exit(3)';

@@ -78,3 +78,13 @@ export function createToken(cwd: string, dataDir: string, user: string) {
     }),
   );
 }
+
+/** Runs `memql` against the API at `url` as `token`'s user, to its end. */
+export function memqlAs(url: string, token: string, ...argv: string[]) {
+  return finished(
+    spawn(process.execPath, [cliMain, ...argv], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MEMQL_URL: url, MEMQL_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}

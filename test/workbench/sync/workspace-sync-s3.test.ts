@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { createS3Client, S3ObjectStore } from '../../../src/objects/index.js';
+import t from 'tap';
 import { hydrateWorkspace } from '../../../src/workbench/sync/index.js';
-import { type S3TestServer, startS3Server } from '../../support/s3-server.js';
+import { startS3Server } from '../../support/s3-server.js';
+import { s3TestStore } from '../../support/s3-store.js';
 import {
   filesOf,
   freshRoot,
@@ -23,36 +22,14 @@ const { db } = await openTestDb(t);
 const server = await startS3Server({ bucket: 'memql-sync' });
 t.teardown(() => server.stop());
 
-/**
- * A store on `s3` under a prefix of its own, emptied at teardown. `doomed`: the server
- * will be stopped, so requests are not retried and nothing is cleaned up.
- */
-function s3Store(t: Test, s3: S3TestServer, doomed = false): S3ObjectStore {
-  const client = createS3Client({
-    region: s3.region,
-    endpoint: s3.endpoint,
-    forcePathStyle: true,
-    // s3rver's DeleteObjects sometimes answers 500 on several keys of one folder and
-    // succeeds when retried, so only the doomed store gives up at once.
-    ...(doomed ? { maxAttempts: 1 } : {}),
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-  });
-  const store = new S3ObjectStore(client, { bucket: s3.bucket, prefix: `t-${randomUUID()}` });
-  t.teardown(async () => {
-    if (!doomed) await store.deleteMany(await listKeys(store, ''));
-    client.destroy();
-  });
-  return store;
-}
-
-workspaceSyncSuite(t, { db, makeStore: async (t) => s3Store(t, server) });
+workspaceSyncSuite(t, { db, makeStore: async (t) => s3TestStore(t, server) });
 
 t.test(
   'a stopped S3 server fails sync and hydrate and leaves the manifest as it was',
   async (t) => {
     const doomed = await startS3Server({ bucket: 'memql-doomed' });
     t.teardown(() => doomed.stop());
-    const objects = s3Store(t, doomed, true);
+    const objects = s3TestStore(t, doomed, true);
     const deps = syncDeps(db, objects);
     const runId = await newRun(db);
     const root = await freshRoot(t);
@@ -76,7 +53,7 @@ t.test(
 );
 
 t.test('a 1,000-file workspace on S3 syncs, re-syncs without reading, and hydrates', async (t) => {
-  const objects = s3Store(t, server);
+  const objects = s3TestStore(t, server);
   const deps = syncDeps(db, objects, { concurrency: 16 });
   const runId = await newRun(db);
   const dir = join(await freshRoot(t), runId);
