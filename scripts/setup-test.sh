@@ -43,7 +43,7 @@ bash scripts/setup/install-browser.sh
 step "a virtual X display (Xvfb) for the worker host tests"
 bash scripts/setup/install-display.sh
 
-step "curl and jq for the README quickstart test"
+step "curl and jq for the quickstart test (docs/quickstart.md)"
 bash scripts/setup/install-quickstart-tools.sh
 
 step "Node.js dependencies"

@@ -98,7 +98,7 @@ tokens (with an operator credential as --token; npm start keeps one in
       npm run NAME (default build), as uid 10001 without network, on a replica that
       has node, npm and git; streams the output, exits like exec
 
-worker hosts (your own machines running "memql worker"; see the README; raising a
+worker hosts (your own machines running "memql worker"; see docs/workers.md; raising a
 scope, kill-switch off and consent approve/deny take your person token)
   memql workers ls                             connected or not, scope, kill switch
   memql workers scope <workerId> <none|observe|full>
@@ -115,7 +115,7 @@ scope, kill-switch off and consent approve/deny take your person token)
       when it is repeated
   memql consent deny <requestId>
 
-worker host (on your own machine; settings from MEMQL_WORKER_*, see the README)
+worker host (on your own machine; settings from MEMQL_WORKER_*, see docs/workers.md)
   memql worker     dial the agent at MEMQL_WORKER_AGENT with MEMQL_WORKER_TOKEN and serve
                    calls rerouted to this machine against MEMQL_WORKER_ROOT, until Ctrl-C
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the README quickstart uses from a shell, which the quickstart test runs
+# Installs what the curl quickstart (docs/quickstart.md) uses, which the quickstart test runs
 # as written: curl and jq. Idempotent: installs only what is missing.
 set -euo pipefail
 

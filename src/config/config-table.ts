@@ -3,7 +3,7 @@ import { CONFIG_VARIABLES, type ConfigVariable } from './variables.js';
 /**
  * The configuration reference as a Markdown table, one row per variable of
  * CONFIG_VARIABLES: name, default, accepted form and unit, meaning. The project
- * README embeds its output, so the documentation cannot drift from the loader.
+ * docs/configuration.md embeds its output, so the documentation cannot drift from the loader.
  */
 export function renderConfigTable(): string {
   const rows = CONFIG_VARIABLES.map((variable: ConfigVariable) => {

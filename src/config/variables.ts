@@ -1,7 +1,7 @@
 /**
  * One environment variable the configuration reads. {@link CONFIG_VARIABLES}
  * is the single source of names, defaults and documentation: the loader takes
- * defaults from it and the README table is rendered from it.
+ * defaults from it and the table of docs/configuration.md is rendered from it.
  */
 export interface ConfigVariable {
   /** The variable's name, e.g. `MEMQL_WORKER_CONCURRENCY`. */

@@ -1,6 +1,6 @@
 /**
- * The per-action argument reference in the README, made from the same schemas the
- * envelope parser holds calls to (a test keeps the README's copy in step).
+ * The per-action argument reference of docs/actions.md, made from the same schemas the
+ * envelope parser holds calls to (a test keeps that copy in step).
  *
  * @module
  */

@@ -22,7 +22,7 @@ import { createWorkbenchHost } from '../../src/workbench/host-factory.js';
 import { parsedEnvelope } from '../support/envelope.js';
 import { type S3TestServer, s3NodeEnv, startS3Server } from '../support/s3-server.js';
 
-/** `--size=small` (development) or `default` (the numbers in the README). */
+/** `--size=small` (development) or `default` (the numbers in docs/performance.md). */
 export type BenchSize = 'small' | 'default';
 
 /** Where rows live for this run of the harness. */

@@ -5,7 +5,7 @@
  *   npm run bench -- --cases=1,4 --size=small
  *
  * `--size=small` shrinks every case for development; the default sizes are the ones
- * in the README. A case that cannot run here (no Docker daemon, no Postgres) shows
+ * in docs/performance.md. A case that cannot run here (no Docker daemon, no Postgres) shows
  * up in the table as not run, with the reason.
  *
  * @module

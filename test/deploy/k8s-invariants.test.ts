@@ -125,22 +125,25 @@ t.test('credentials come from Secrets the dev overlay generates', async (t) => {
   }
 });
 
-t.test("the README's kubectl create secret commands make every key the base needs", async (t) => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Deploy on Kubernetes\n'));
-  for (const doc of [agent, workbench]) {
-    for (const e of containersOf(doc)[0]!.env ?? []) {
-      const ref = e.valueFrom?.secretKeyRef;
-      if (!ref || ref.optional) continue;
-      // The command: from `kubectl create secret generic <name>` to its last `\` line.
-      const match = new RegExp(`kubectl create secret generic ${ref.name} (?:.*\\\\\n)*.*`).exec(
-        section,
-      );
-      t.ok(match, `the README creates Secret ${ref.name}`);
-      t.match(match?.[0], `--from-literal=${ref.key}=`, `${ref.name} gets key ${ref.key}`);
+t.test(
+  "docs/deploy.md's kubectl create secret commands make every key the base needs",
+  async (t) => {
+    const readme = readFileSync(join(repoRoot, 'docs', 'deploy.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Deploy on Kubernetes\n'));
+    for (const doc of [agent, workbench]) {
+      for (const e of containersOf(doc)[0]!.env ?? []) {
+        const ref = e.valueFrom?.secretKeyRef;
+        if (!ref || ref.optional) continue;
+        // The command: from `kubectl create secret generic <name>` to its last `\` line.
+        const match = new RegExp(`kubectl create secret generic ${ref.name} (?:.*\\\\\n)*.*`).exec(
+          section,
+        );
+        t.ok(match, `the README creates Secret ${ref.name}`);
+        t.match(match?.[0], `--from-literal=${ref.key}=`, `${ref.name} gets key ${ref.key}`);
+      }
     }
-  }
-});
+  },
+);
 
 t.test('each node container loads its configuration', async (t) => {
   for (const doc of [agent, workbench]) {

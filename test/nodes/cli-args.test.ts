@@ -408,9 +408,9 @@ t.test('human formatting', async (t) => {
   }
 });
 
-t.test('the README lists every command of the usage text', async (t) => {
+t.test('docs/cli.md lists every command of the usage text', async (t) => {
   const readme = await readFile(
-    resolve(dirname(fileURLToPath(import.meta.url)), '../../../README.md'),
+    resolve(dirname(fileURLToPath(import.meta.url)), '../../../docs/cli.md'),
     'utf8',
   );
   const forms = USAGE.split('\n')

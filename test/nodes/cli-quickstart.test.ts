@@ -8,7 +8,7 @@ import t from 'tap';
 import { WorkbenchClient } from '../../src/client/index.js';
 import { eventually } from '../support/mesh.js';
 import { NodeProcess, nodeMain } from '../support/node-process.js';
-import { codeBlocks, readmeSection as section } from '../support/readme.js';
+import { codeBlocks, docSection, readmeSection } from '../support/readme.js';
 
 /**
  * The README followed literally against a real local node (`node
@@ -99,8 +99,8 @@ function memqlWithStdin(args: string[], input: string | Buffer): Promise<Exit> {
   return collect(proc);
 }
 
-t.test('the README quickstart, run as written with curl', async (t) => {
-  const blocks = codeBlocks(section('Quickstart'), 'sh');
+t.test('the curl quickstart (docs/quickstart.md), run as written', async (t) => {
+  const blocks = codeBlocks(docSection('quickstart.md', 'Quickstart'), 'sh');
   t.ok(
     blocks.some((b) => b.includes('npm start')),
     'the quickstart starts the node with npm start (this test runs what it runs)',
@@ -334,8 +334,36 @@ t.test('errors print their code and a hint; usage errors exit 2', async (t) => {
   t.match(bare.stderr, 'memql exec <runId>', 'and prints the usage on stderr');
 });
 
-t.test('the README tool loop runs against the node', async (t) => {
-  const [code] = codeBlocks(section('Tool loop'), 'js');
+t.test('the README quickstart, run as written with memql', async (t) => {
+  const block = codeBlocks(readmeSection('Quickstart'), 'sh').find((b) => b.includes('export'));
+  if (block === undefined) throw new Error('the README quickstart has no memql block');
+  // The substitutions: what the reader pastes from npm start, and where the CLI is (the
+  // block runs from the checkout; this test runs it in a directory of its own).
+  const filled = block
+    .replace(/^export MEMQL_URL=.*$/m, `export MEMQL_URL=${url} MEMQL_TOKEN=${token}`)
+    .replace(/^memql\(\) \{ node dist\/nodes\/cli\/main\.js /m, `memql() { node ${CLI} `);
+  t.not(filled, block, 'the block names MEMQL_URL and MEMQL_TOKEN');
+  t.match(filled, CLI, 'and runs the CLI from the checkout');
+  t.ok(block.split('\n').filter((l) => l.trim() !== '').length <= 10, 'ten lines at most');
+  const dir = await mkdtemp(join(tmpdir(), 'memql-readme-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const run = await collect(
+    spawn('bash', ['-euo', 'pipefail', '-c', filled], {
+      cwd: dir,
+      env: { PATH, HOME: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const stdout = run.stdout.toString();
+  t.equal(run.code, 0, `the block runs cleanly (stderr: ${run.stderr})`);
+  t.match(stdout, /^17 hello\.txt$/m, 'the command ran in the sandbox');
+  t.match(stdout, 'hello, workbench', 'the artifact came back');
+  t.match(stdout, /^VERSION\s+CREATED\s+MADE BY/m, 'the versions listed');
+  t.equal(await readFile(join(dir, 'hello-copy.txt'), 'utf8'), 'hello, workbench\n');
+});
+
+t.test('the tool loop (docs/tool-loop.md) runs against the node', async (t) => {
+  const [code] = codeBlocks(docSection('tool-loop.md', 'Tool loop'), 'js');
   if (code === undefined) throw new Error('no js block in the Tool loop section');
   t.match(code, "from 'memql-workbench/client'");
   // A project of the user's own that installed this package (npm install /path links

@@ -30,3 +30,17 @@ export function commandLines(block: string): string[] {
     .map((l) => l.replace(/(^|\s)#.*$/, '').trim())
     .filter((l) => l !== '');
 }
+
+/** The text of `docs/<file>`. */
+export function docText(file: string): string {
+  return readFileSync(resolve(REPO_ROOT, 'docs', file), 'utf8');
+}
+
+/** The text of section `## title` of `docs/<file>`, up to the next `## `. */
+export function docSection(file: string, title: string): string {
+  const text = docText(file);
+  const start = text.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`docs/${file} has no "## ${title}" section`);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+}

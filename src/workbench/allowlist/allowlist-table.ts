@@ -1,7 +1,7 @@
 /**
- * The exec allowlist as a Markdown table, for the README: generated from the lists the
+ * The exec allowlist as a Markdown table, for docs/security.md: generated from the lists the
  * checker uses, so the published allowlist cannot drift from the enforced one (a test
- * holds the README's copy to it, with the programs the `runner` image's label declares).
+ * holds the copy in docs/security.md to it, with the programs the `runner` image's label declares).
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The exec allowlist: a parsed command line checked against the policy before the
  * shell sees it (see {@link createCommandChecker}), the environment variables a
- * command may not set, and the allowlist as the README publishes it
+ * command may not set, and the allowlist as docs/security.md publishes it
  * ({@link renderAllowlistTable}). The only door into the room: files outside `allowlist/` import
  * from here.
  *
