@@ -19,7 +19,12 @@ import {
   meshExposure,
 } from '../src/config/index.js';
 import type { ObjectStore } from '../src/objects/index.js';
-import { countLiveCommands, type Db, getLiveWorkspace } from '../src/store/index.js';
+import {
+  countLiveCommands,
+  DataDirLockedError,
+  type Db,
+  getLiveWorkspace,
+} from '../src/store/index.js';
 import { createLogger, type Logger } from '../src/telemetry/logger.js';
 import type { WorkbenchHost } from '../src/workbench/host.js';
 import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-factory.js';
@@ -220,4 +225,44 @@ export function reachableWorkbenchRoot(
     }
     if (dir === dirname(dir)) return { root: preferred };
   }
+}
+
+/** A node could not listen where its settings said: one line, naming the setting. */
+export class ListenRefusedError extends Error {
+  override readonly name = 'ListenRefusedError';
+}
+
+/**
+ * Starts a listener, turning the OS's refusal of its address into a
+ * {@link ListenRefusedError} that names `setting` and says what to do.
+ */
+export async function listenOn<T>(
+  setting: string,
+  address: { host: string; port: number },
+  start: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const at = `${address.host}:${address.port}`;
+    const why =
+      code === 'EADDRINUSE'
+        ? `${at} is in use by another process (another node, a second npm start?)`
+        : code === 'EACCES'
+          ? `this user may not listen on ${at} (ports below 1024 need root)`
+          : code === 'EADDRNOTAVAIL'
+            ? `${address.host} is not an address of this machine`
+            : null;
+    if (why === null) throw err;
+    throw new ListenRefusedError(
+      `${setting}=${at}: ${why}; stop that process, or set ${setting} to another address, such as ${address.host}:${address.port + 1} (port 0 picks a free one)`,
+    );
+  }
+}
+
+/** What a node prints when it fails to start: a refusal as it is, anything else with its stack. */
+export function startFailureText(err: unknown): string {
+  if (err instanceof ListenRefusedError || err instanceof DataDirLockedError) return err.message;
+  return (err as Error)?.stack ?? String(err);
 }

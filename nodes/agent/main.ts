@@ -18,18 +18,15 @@ import { startAgentNode } from '../../src/agent/agent-node.js';
 import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import {
-  createApiToken,
-  createOperatorCredential,
-  DataDirLockedError,
-  openDb,
-} from '../../src/store/index.js';
+import { createApiToken, createOperatorCredential, openDb } from '../../src/store/index.js';
 import {
   affinityReader,
   bootNode,
   buildNodeHost,
   exitWhenStopped,
   inProcessFleet,
+  listenOn,
+  startFailureText,
 } from '../node-boot.js';
 
 async function main(): Promise<void> {
@@ -78,29 +75,31 @@ async function main(): Promise<void> {
     version: packageVersion(),
     db,
   });
-  const api = await startApiServer(
-    {
-      db,
-      objects,
-      dispatcher: node.dispatcher,
-      fleet:
-        config.workbenchRemote || local === null
-          ? remoteFleet(node.registry)
-          : inProcessFleet(config, local, db),
-      localFallback: config.workbenchRemote && config.workbenchLocalFallback,
-      ...(node.workers ? { workers: node.workers } : {}),
-      ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
-      ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
-      releaseRun: (runId) => node.releaseRun(runId),
-      ...(node.openPort ? { openPort: node.openPort } : {}),
-      egress: config.egress,
-      ...(local
-        ? { onRunNetworkChanged: (runId, policy) => local.networkChanged(runId, policy) }
-        : {}),
-      metrics: local?.queue.metrics.registry ?? new Registry(),
-      log,
-    },
-    config.listen.http,
+  const api = await listenOn('MEMQL_HTTP_LISTEN', config.listen.http, () =>
+    startApiServer(
+      {
+        db,
+        objects,
+        dispatcher: node.dispatcher,
+        fleet:
+          config.workbenchRemote || local === null
+            ? remoteFleet(node.registry)
+            : inProcessFleet(config, local, db),
+        localFallback: config.workbenchRemote && config.workbenchLocalFallback,
+        ...(node.workers ? { workers: node.workers } : {}),
+        ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
+        ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
+        releaseRun: (runId) => node.releaseRun(runId),
+        ...(node.openPort ? { openPort: node.openPort } : {}),
+        egress: config.egress,
+        ...(local
+          ? { onRunNetworkChanged: (runId, policy) => local.networkChanged(runId, policy) }
+          : {}),
+        metrics: local?.queue.metrics.registry ?? new Registry(),
+        log,
+      },
+      config.listen.http,
+    ),
   );
   log.info(
     {
@@ -129,7 +128,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // A refusal that says what to do is printed as it is; anything else with its stack.
-  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
-  process.stderr.write(`memql agent node failed: ${text ?? String(err)}\n`);
+  process.stderr.write(`memql agent node failed: ${startFailureText(err)}\n`);
   process.exit(1);
 });

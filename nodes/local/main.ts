@@ -19,7 +19,7 @@ import {
 } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
-import { DataDirLockedError, openDb, pgliteTemplatePath } from '../../src/store/index.js';
+import { openDb, pgliteTemplatePath } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import {
   affinityReader,
@@ -27,8 +27,10 @@ import {
   buildNodeHost,
   exitWhenStopped,
   inProcessFleet,
+  listenOn,
   localNodeId,
   reachableWorkbenchRoot,
+  startFailureText,
 } from '../node-boot.js';
 
 /** The compiled tree this file runs from (`dist/`). */
@@ -85,31 +87,35 @@ async function main(): Promise<void> {
     serveGrpc: takeWorkers,
     ...(takeWorkers ? { db } : {}),
   });
-  const api = await startApiServer(
-    {
-      db,
-      objects,
-      dispatcher: agent.dispatcher,
-      fleet: inProcessFleet(config, host, db),
-      workbenchRoot: config.workbenchRoot,
-      releaseRun: (runId) => agent.releaseRun(runId),
-      egress: config.egress,
-      onRunNetworkChanged: (runId, policy) => host.networkChanged(runId, policy),
-      metrics: host.queue.metrics.registry,
-      cancelCommand: (commandId) => host.queue.cancel(commandId),
-      ...(agent.openPort ? { openPort: agent.openPort } : {}),
-      ...(agent.workers ? { workers: agent.workers } : {}),
-      ...(agent.workerCalls ? { workerCalls: agent.workerCalls } : {}),
-      log,
-    },
-    config.listen.http,
+  const api = await listenOn('MEMQL_HTTP_LISTEN', config.listen.http, () =>
+    startApiServer(
+      {
+        db,
+        objects,
+        dispatcher: agent.dispatcher,
+        fleet: inProcessFleet(config, host, db),
+        workbenchRoot: config.workbenchRoot,
+        releaseRun: (runId) => agent.releaseRun(runId),
+        egress: config.egress,
+        onRunNetworkChanged: (runId, policy) => host.networkChanged(runId, policy),
+        metrics: host.queue.metrics.registry,
+        cancelCommand: (commandId) => host.queue.cancel(commandId),
+        ...(agent.openPort ? { openPort: agent.openPort } : {}),
+        ...(agent.workers ? { workers: agent.workers } : {}),
+        ...(agent.workerCalls ? { workerCalls: agent.workerCalls } : {}),
+        log,
+      },
+      config.listen.http,
+    ),
   );
   const dev = await ensureDevToken(db, config.dataDir);
   const person = await ensurePersonToken(db, config.dataDir);
   const operatorFile = await ensureOperatorToken(db, config.dataDir);
   log.info({ url: api.url }, 'API served');
   const metrics = config.listen.metrics
-    ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
+    ? await listenOn('MEMQL_METRICS_LISTEN', config.listen.metrics, () =>
+        startMetricsServer(host.queue.metrics.registry, config.listen.metrics!),
+      )
     : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
   process.stdout.write(
@@ -158,7 +164,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // A refusal that says what to do is printed as it is; anything else with its stack.
-  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
-  process.stderr.write(`memql local node failed: ${text ?? String(err)}\n`);
+  process.stderr.write(`memql local node failed: ${startFailureText(err)}\n`);
   process.exit(1);
 });

@@ -10,14 +10,16 @@
 
 import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/mesh/index.js';
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
-import { DataDirLockedError, openDb } from '../../src/store/index.js';
+import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/metrics.js';
 import {
   bootNode,
   buildNodeHost,
   exitWhenStopped,
+  listenOn,
   refuseExposedMesh,
   shutdownGraceMs,
+  startFailureText,
 } from '../node-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
@@ -33,7 +35,9 @@ async function main(): Promise<void> {
   const { host, runner } = await buildNodeHost(config, { db, log });
   host.start();
   const metrics = config.listen.metrics
-    ? await startMetricsServer(host.queue.metrics.registry, config.listen.metrics)
+    ? await listenOn('MEMQL_METRICS_LISTEN', config.listen.metrics, () =>
+        startMetricsServer(host.queue.metrics.registry, config.listen.metrics!),
+      )
     : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
   const server = new MeshServer({
@@ -89,7 +93,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // A refusal that says what to do is printed as it is; anything else with its stack.
-  const text = err instanceof DataDirLockedError ? err.message : (err as Error)?.stack;
-  process.stderr.write(`memql workbench node failed: ${text ?? String(err)}\n`);
+  process.stderr.write(`memql workbench node failed: ${startFailureText(err)}\n`);
   process.exit(1);
 });
