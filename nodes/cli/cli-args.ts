@@ -6,8 +6,11 @@
 import { parseArgs } from 'node:util';
 import { quote } from 'shell-quote';
 import {
+  type EnvironmentHint,
+  GOOS_VALUES,
   isTerminalRunStatus,
   isTokenKind,
+  NEEDS,
   type RunStatus,
   type TerminalRunStatus,
   type TokenKind,
@@ -42,6 +45,8 @@ export type CliCommand =
       cwd?: string;
       /** Expected outputs: workspace files promoted when the command exits 0. */
       outputs?: { path: string }[];
+      /** The environment hint (`--needs`, `--os`): what the command needs beyond a workbench. */
+      environment?: EnvironmentHint;
     }
   | { kind: 'commands-get'; commandId: string }
   | { kind: 'commands-list'; runId: string; status?: string; limit?: number; before?: string }
@@ -128,6 +133,8 @@ const OPTIONS = {
   eof: { type: 'boolean' },
   signal: { type: 'string', short: 's' },
   labelled: { type: 'boolean' },
+  needs: { type: 'string', multiple: true },
+  os: { type: 'string' },
   version: { type: 'string' },
   remove: { type: 'boolean' },
 } as const;
@@ -151,7 +158,7 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   'runs-get': [],
   'runs-end': [],
   'runs-delete': [],
-  exec: ['timeout-ms', 'cwd', 'output'],
+  exec: ['timeout-ms', 'cwd', 'output', 'needs', 'os'],
   'commands-get': [],
   'commands-list': ['status', 'limit', 'before'],
   'fs-read': ['out'],
@@ -192,6 +199,33 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   restore: [],
   fork: [],
 };
+
+/**
+ * The environment hint of `--needs NEED[,NEED...]` (repeatable) and `--os OS`; undefined
+ * when neither is given.
+ */
+function environmentHint(
+  needs: readonly string[] | undefined,
+  os: string | undefined,
+): EnvironmentHint | undefined {
+  if (needs === undefined && os === undefined) return undefined;
+  const list = [...new Set((needs ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
+  const unknown = list.filter((n) => !(NEEDS as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--needs: "${unknown[0]}" is not a need; the needs are ${NEEDS.join(', ')}`,
+    );
+  }
+  if (os !== undefined && !(GOOS_VALUES as readonly string[]).includes(os)) {
+    throw new UsageError(
+      `--os: "${os}" is not an OS; use ${GOOS_VALUES.slice(0, 3).join(', ')}, ...`,
+    );
+  }
+  return {
+    ...(os === undefined ? {} : { os: os as EnvironmentHint['os'] & string }),
+    ...(list.length === 0 ? {} : { needs: list as NonNullable<EnvironmentHint['needs']> }),
+  };
+}
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -282,6 +316,7 @@ function parseCommand(
         );
       }
       const timeoutMs = positiveInt(v['timeout-ms'], 'timeout-ms');
+      const environment = environmentHint(v.needs, v.os);
       return {
         kind: 'exec',
         runId: runId!,
@@ -289,6 +324,7 @@ function parseCommand(
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(v.cwd === undefined ? {} : { cwd: v.cwd }),
         ...(v.output === undefined ? {} : { outputs: v.output.map((path) => ({ path })) }),
+        ...(environment === undefined ? {} : { environment }),
       } as const;
     }
     case 'commands': {

@@ -295,12 +295,19 @@ async function exec(
   io: CliIo,
   signal: AbortSignal,
 ): Promise<number> {
-  const { kind: _kind, runId, ...request } = command;
+  const { kind: _kind, runId, environment, ...request } = command;
   // What is piped in (not a terminal) is the command's standard input.
   const stdin = io.stdin.isTTY ? '' : await readStdinText(io.stdin);
   const args = stdin === '' ? request : { ...request, stdin };
   const result = await client.dispatchStream(
-    { action: 'exec', args, runId, agentId: global.agentId, taskId: global.taskId },
+    {
+      action: 'exec',
+      args,
+      runId,
+      agentId: global.agentId,
+      taskId: global.taskId,
+      ...(environment === undefined ? {} : { environment }),
+    },
     // Ctrl-C (or a reader that went away) is the person cancelling the command.
     { signal, cancelOnDisconnect: true, onOutput: liveOutput(global, io) },
   );

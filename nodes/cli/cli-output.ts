@@ -42,12 +42,14 @@ network (a run has none unless given hosts; changes reach its next connection)
   memql network clear <runId>                      no network again
 
 commands
-  memql exec <runId> [--timeout-ms MS] [--cwd DIR] [--output PATH]... -- <command...>
+  memql exec <runId> [--timeout-ms MS] [--cwd DIR] [--output PATH]... [--needs NEED,...] [--os OS] -- <command...>
       streams the output live; exits with the command's exit code. One word after
       -- is a shell line ('cat a | wc -l'); several are a command and its
       arguments, passed exactly (grep "two words" notes.txt). Piped stdin is the
       command's standard input. Each --output file is promoted as an artifact
-      when the command exits 0; what became of each is printed after it
+      when the command exits 0; what became of each is printed after it. --needs
+      (display, gpu, macos_tooling, user_files) and --os (darwin, linux, ...) give the
+      environment hint: a call a workbench cannot serve goes to one of your worker hosts
   memql commands get <commandId>
   memql commands list <runId> [--status STATUS] [--limit N] [--before ID]
       newest first, without output; finds a command whose call was cut off

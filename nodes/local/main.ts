@@ -135,7 +135,9 @@ async function main(): Promise<void> {
       '                  consent, raises a scope or turns the kill switch off; keep it out of tool loops)',
       ...(agent.grpcAddress
         ? [
-            `  worker hosts:   MEMQL_WORKER_AGENT=${agent.grpcAddress.host}:${agent.grpcAddress.port} memql worker`,
+            `  worker hosts:   MEMQL_WORKER_AGENT=${agent.grpcAddress.host}:${agent.grpcAddress.port} MEMQL_WORKER_TOKEN=${dev.token} MEMQL_WORKER_ROOT=$PWD memql worker`,
+            '                  (on the machine whose display, GPU or files a call needs; it serves the',
+            '                  folder it runs in: MEMQL_WORKER_ROOT names another; docs/workers.md)',
           ]
         : []),
       `  token:          ${dev.token}`,

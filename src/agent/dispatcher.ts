@@ -24,6 +24,7 @@ import {
   type Authority,
   admitEnvelope,
   buildUnavailable,
+  type DispatchFailure,
   type DispatchResult,
   type Envelope,
   envelopeToWire,
@@ -145,6 +146,9 @@ export class AgentDispatcher {
     const refused = admitEnvelope(envelope, authority);
     if (refused) {
       const reroute = this.options.reroute;
+      if (refused.errorCode === 'environment_mismatch' && reroute === undefined) {
+        return { result: withoutWorkerHosts(refused), route: REFUSED };
+      }
       if (refused.errorCode !== 'environment_mismatch' || reroute === undefined) {
         return { result: refused, route: REFUSED };
       }
@@ -355,5 +359,17 @@ function worthWaiting(pick: PeerPick): boolean {
   return (
     pick.kind === 'none' ||
     (pick.kind === 'incapable' && pick.peers.some((p) => p.toolchain === undefined))
+  );
+}
+
+/**
+ * A mismatch on a node that takes no worker hosts says where such a call would run, and
+ * how an operator lets it: the payload is the mismatch's own.
+ */
+function withoutWorkerHosts(refused: DispatchFailure): DispatchFailure {
+  return errorResult(
+    'environment_mismatch',
+    `${refused.message}. A call like this runs on a worker host of its user's (\`memql worker\` on the machine that has what it needs), and this agent node takes none: it takes them when it serves gRPC (MEMQL_GRPC_LISTEN; for npm start, set it before starting), see docs/workers.md`,
+    refused.payload,
   );
 }

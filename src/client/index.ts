@@ -9,8 +9,11 @@
 export {
   type DispatchFailure,
   type DispatchResult,
+  type EnvironmentHint,
+  GOOS_VALUES,
   MAX_FILE_WRITE_BYTES,
   MAX_UPLOAD_BYTES,
+  NEEDS,
   PROCESS_SIGNALS,
   type ProcessOutputPayload,
   type ProcessSignal,

@@ -40,6 +40,11 @@ function usageError(argv: string[], pattern: RegExp | string, e: Record<string, 
   return false;
 }
 
+t.test('exec --needs and --os: the environment hint, its values checked', async (t) => {
+  t.ok(usageError(['exec', 'r1', '--needs', 'screen', '--', 'x'], '"screen" is not a need'));
+  t.ok(usageError(['exec', 'r1', '--os', 'macos', '--', 'x'], '"macos" is not an OS'));
+});
+
 t.test('every subcommand parses into its command', async (t) => {
   const table: [string[], CliInvocation['command']][] = [
     [[], { kind: 'help', missingCommand: true }],
@@ -61,6 +66,26 @@ t.test('every subcommand parses into its command', async (t) => {
     [
       ['exec', 'r1', '--', 'ls -la --color=never'],
       { kind: 'exec', runId: 'r1', command: 'ls -la --color=never' },
+    ],
+    [
+      [
+        'exec',
+        'r1',
+        '--needs',
+        'display,gpu',
+        '--needs',
+        'display',
+        '--os',
+        'darwin',
+        '--',
+        'open x',
+      ],
+      {
+        kind: 'exec',
+        runId: 'r1',
+        command: 'open x',
+        environment: { os: 'darwin', needs: ['display', 'gpu'] },
+      },
     ],
     [
       ['exec', '--timeout-ms', '500', 'r1', '--cwd', 'src', '--', 'exit', '3'],

@@ -362,6 +362,15 @@ t.test('the README quickstart, run as written with memql', async (t) => {
   t.equal(await readFile(join(dir, 'hello-copy.txt'), 'utf8'), 'hello, workbench\n');
 });
 
+t.test('memql exec --needs on a node that takes no worker hosts says how to get one', async (t) => {
+  const run = (await client.createRun()).id;
+  const needs = await memql(['exec', run, '--needs', 'display', '--', 'xclock']);
+  t.equal(needs.code, 1);
+  t.match(needs.stderr, /environment_mismatch: this workbench cannot provide display/);
+  t.match(needs.stderr, 'memql worker', 'names the worker host');
+  t.match(needs.stderr, 'MEMQL_GRPC_LISTEN', 'and the setting that lets the node take one');
+});
+
 t.test('the tool loop (docs/tool-loop.md) runs against the node', async (t) => {
   const [code] = codeBlocks(docSection('tool-loop.md', 'Tool loop'), 'js');
   if (code === undefined) throw new Error('no js block in the Tool loop section');

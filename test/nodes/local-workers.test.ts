@@ -63,8 +63,14 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
     base,
     { MEMQL_DATA_DIR: dataDir, MEMQL_GRPC_LISTEN: '127.0.0.1:0', MEMQL_RUNNER: 'process' },
     async (stdout) => {
-      const agentAddress = /MEMQL_WORKER_AGENT=(\S+) memql worker/.exec(stdout)?.[1];
+      const start = /worker hosts:\s+(MEMQL_WORKER_AGENT=(\S+) .* memql worker)$/m.exec(stdout);
+      const agentAddress = start?.[2];
       t.ok(agentAddress, 'the banner says how to start a worker');
+      t.match(
+        start?.[1],
+        `MEMQL_WORKER_TOKEN=${field(stdout, 'token')} MEMQL_WORKER_ROOT=$PWD`,
+        'with all three variables it needs',
+      );
       const client = new WorkbenchClient({
         baseUrl: field(stdout, 'API'),
         token: field(stdout, 'token'),
