@@ -35,6 +35,7 @@ import {
   readJson,
   sendJson,
 } from './http-io.js';
+import { runMissing } from './run-calls.js';
 
 /**
  * Aborts when the caller goes away before the answer is complete: a cancel when
@@ -115,11 +116,7 @@ async function dispatchOwned(
   const runId = parsed.envelope.runId;
   const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
   if (run === null) {
-    return errorResult(
-      'not_found',
-      `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
-      { runId },
-    );
+    return errorResult('not_found', runMissing(runId), { runId });
   }
   try {
     return (await ctx.deps.dispatcher.dispatch(parsed.envelope, ctx.caller.authority, options))

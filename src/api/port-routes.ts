@@ -21,6 +21,7 @@ import { WorkbenchError } from '../contract/index.js';
 import type { ApiDeps, RouteContext } from './api-deps.js';
 import { authenticate, type Caller } from './auth.js';
 import { ApiError, errorAnswer } from './http-io.js';
+import { runMissing } from './run-calls.js';
 
 /** The path of a port route: run id, port, and the rest (with its query). */
 const PORT_PATH = /^\/v1\/runs\/([^/]+)\/ports\/(\d{1,5})(\/[^?]*)?(\?.*)?$/;
@@ -69,11 +70,7 @@ async function open(deps: ApiDeps, caller: Caller, runId: string, port: number):
       throw new ApiError(502, 'port_not_listening', err.message);
     }
     if (err instanceof WorkbenchError && err.code === 'not_found') {
-      throw new ApiError(
-        404,
-        'not_found',
-        `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
-      );
+      throw new ApiError(404, 'not_found', runMissing(runId));
     }
     throw err;
   }

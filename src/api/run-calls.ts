@@ -31,17 +31,21 @@ export function callStatus(code: ErrorCode, own: Partial<Record<ErrorCode, numbe
   return own[code] ?? CALL_STATUS[code] ?? 400;
 }
 
+/**
+ * What a refusal of an unknown run says to do, in every interface's words: a model on
+ * MCP reads the same message a script on HTTP does.
+ */
+export function runMissing(runId: string): string {
+  return `not_found: run "${runId}" does not exist; open one first (open_run over MCP, POST /v1/runs over HTTP, memql runs create)`;
+}
+
 /** Refuses a run that is not the caller's with a 404, as if it did not exist. */
 export async function requireOwnRun(
   ctx: Pick<RouteContext, 'deps' | 'caller'>,
   runId: string,
 ): Promise<void> {
   if ((await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId)) === null) {
-    throw new ApiError(
-      404,
-      'not_found',
-      `not_found: run "${runId}" does not exist; create it with POST /v1/runs`,
-    );
+    throw new ApiError(404, 'not_found', runMissing(runId));
   }
 }
 

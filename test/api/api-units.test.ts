@@ -77,6 +77,15 @@ t.test('downloads name the file safely', async (t) => {
 t.test('content types come from the extension, else octet-stream', async (t) => {
   t.equal(contentTypeFor('r.MD'), 'text/markdown; charset=utf-8');
   t.equal(contentTypeFor('a.png'), 'image/png');
+  t.equal(
+    contentTypeFor('report.docx'),
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  );
+  t.equal(
+    contentTypeFor('Sheet.XLSX'),
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  );
+  t.equal(contentTypeFor('notes.odt'), 'application/vnd.oasis.opendocument.text');
   t.equal(contentTypeFor('data.tar.gz'), 'application/gzip');
   t.equal(contentTypeFor('Makefile'), 'application/octet-stream');
   t.equal(contentTypeFor('x.unknownext'), 'application/octet-stream');

@@ -166,6 +166,7 @@ for (const [transportName, transport] of [
     const secret = await call(bob, 'fs_read', { runId, path: 'x' });
     t.equal(secret.isError, true);
     t.match(textOf(secret), /^not_found: /);
+    t.match(textOf(secret), 'open_run', 'the way out is named as an MCP tool');
     const bobRuns = await call(bob, 'list_runs', {});
     t.notOk(
       (bobRuns.structuredContent as { runs: { id: string }[] }).runs.some((r) => r.id === runId),
