@@ -75,7 +75,7 @@ export type FleetSource = () => Promise<FleetView>;
 /** What {@link localFleet} reads from the in-process host. */
 export interface LocalFleetDeps {
   nodeId: string;
-  /** `MEMQL_WORKER_CONCURRENCY`. */
+  /** `MEMQL_COMMAND_CONCURRENCY`. */
   capacity: number;
   /** When the host started serving. */
   since: Date;

@@ -3,7 +3,7 @@
  * `variable` (and `entry` for list-valued variables), never on message text.
  */
 export interface ConfigIssue {
-  /** The environment variable at fault, e.g. `MEMQL_WORKER_CONCURRENCY`. */
+  /** The environment variable at fault, e.g. `MEMQL_COMMAND_CONCURRENCY`. */
   readonly variable: string;
   /**
    * The value as the loader saw it, trimmed; `''` when the problem is that the

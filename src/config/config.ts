@@ -82,7 +82,7 @@ export interface RunnerConfig {
 
 /** The durable command queue. */
 export interface QueueConfig {
-  /** `MEMQL_WORKER_CONCURRENCY`: commands run at once on this node. Default 4. */
+  /** `MEMQL_COMMAND_CONCURRENCY`: commands run at once on this node. Default 4. */
   readonly concurrency: number;
   /** `MEMQL_COMMAND_LEASE_MS`: lease of a running command. Default 30000 ms. */
   readonly leaseMs: number;

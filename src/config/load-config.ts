@@ -176,7 +176,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       maxFiles: r.required('MEMQL_WORKSPACE_MAX_FILES', positiveCount),
     },
     queue: {
-      concurrency: r.required('MEMQL_WORKER_CONCURRENCY', positiveCount),
+      concurrency: r.required('MEMQL_COMMAND_CONCURRENCY', positiveCount),
       leaseMs: r.required('MEMQL_COMMAND_LEASE_MS', positiveMs),
       pollIntervalMs: r.required('MEMQL_QUEUE_POLL_INTERVAL_MS', positiveMs),
       livenessMs: r.required('MEMQL_NODE_LIVENESS_MS', positiveMs),
@@ -209,7 +209,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
   };
 
   const unknown = findUnknownVariables(env);
-  warnings.push(...unknown.warnings);
+  warnings.push(...unknown.warnings, ...renamedVariables(env));
   if (r.issues.length > 0) throw new ConfigError(r.issues);
   return { ...config, unknownVariables: unknown.names };
 }
@@ -421,3 +421,22 @@ const WORKER_EXPECTED: Readonly<Record<(typeof WORKER_REQUIRED)[number], string>
   MEMQL_WORKER_ROOT:
     "the directory of the user's files this worker serves, because this is a worker host",
 };
+
+/** Variables read under an old name, with the new one. */
+const RENAMED: readonly { old: string; now: string; why: string }[] = [
+  {
+    old: 'MEMQL_WORKER_CONCURRENCY',
+    now: 'MEMQL_COMMAND_CONCURRENCY',
+    why: '"worker" names the worker hosts',
+  },
+];
+
+/** A warning for each old name set: read for now (unless the new one is set), to be renamed. */
+function renamedVariables(env: Env): ConfigWarning[] {
+  return RENAMED.filter(({ old }) => env[old]?.trim()).map(({ old, now, why }) => ({
+    variable: old,
+    message: env[now]?.trim()
+      ? `${old} is ignored: it is the old name of ${now}, which is set (${why}); remove it`
+      : `${old} is the old name of ${now} (${why}); it is read for now: rename it`,
+  }));
+}

@@ -4,7 +4,7 @@
  * defaults from it and the table of docs/configuration.md is rendered from it.
  */
 export interface ConfigVariable {
-  /** The variable's name, e.g. `MEMQL_WORKER_CONCURRENCY`. */
+  /** The variable's name, e.g. `MEMQL_COMMAND_CONCURRENCY`. */
   readonly name: string;
   /**
    * The default, as text, parsed exactly like a value from the environment.
@@ -172,10 +172,12 @@ export const CONFIG_VARIABLES = [
       'Seeds the agent node dials, e.g. `workbench=workbench:50060`. Each host resolves to all its addresses. A malformed entry fails startup; no seed is ever dropped.',
   },
   {
-    name: 'MEMQL_WORKER_CONCURRENCY',
+    name: 'MEMQL_COMMAND_CONCURRENCY',
+    aliases: ['MEMQL_WORKER_CONCURRENCY'],
     default: '4',
     type: 'positive integer (commands)',
-    description: 'Commands this node runs at once; the rest wait in the queue.',
+    description:
+      'Commands this node runs at once; the rest wait in the queue. `MEMQL_WORKER_CONCURRENCY`, its old name, is still read, with a warning: "worker" names the worker hosts.',
   },
   {
     name: 'MEMQL_COMMAND_LEASE_MS',

@@ -21,7 +21,7 @@ export interface CommandQueueOptions {
   db: Db;
   /** This node's id (`MEMQL_NODE_ID`); lease owners are `<nodeId>/<random>`. */
   nodeId: string;
-  /** Commands this node runs at once (`MEMQL_WORKER_CONCURRENCY`). */
+  /** Commands this node runs at once (`MEMQL_COMMAND_CONCURRENCY`). */
   concurrency: number;
   /** Lease of a running command, ms (`MEMQL_COMMAND_LEASE_MS`). */
   leaseMs: number;

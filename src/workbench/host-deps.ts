@@ -32,7 +32,7 @@ export interface WorkbenchHostDeps {
   egress?: WorkbenchEgress;
   fetch: FetchLimits;
   /**
-   * The durable command queue's settings (`MEMQL_WORKER_CONCURRENCY`, lease, poll, and
+   * The durable command queue's settings (`MEMQL_COMMAND_CONCURRENCY`, lease, poll, and
    * `MEMQL_NODE_LIVENESS_MS`: how long a silent node still counts as holding its
    * workspaces).
    */

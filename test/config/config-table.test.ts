@@ -26,7 +26,7 @@ t.test('defaults, aliases and secrets are rendered', async (t) => {
   const table = renderConfigTable();
   const rowOf = (name: string) =>
     cells(table.split('\n').find((l) => l.startsWith(`| \`${name}\``)) ?? '');
-  t.equal(rowOf('MEMQL_WORKER_CONCURRENCY')[1], '`4`');
+  t.equal(rowOf('MEMQL_COMMAND_CONCURRENCY')[1], '`4`');
   t.equal(rowOf('MEMQL_WORKBENCH_ROOT')[1], '`/var/lib/memql/workbenches`');
   t.equal(rowOf('MEMQL_HYDRATED_IDLE_TTL_MS')[2], 'non-negative integer (ms)');
   t.match(rowOf('MEMQL_OBJECT_STORE_DIR')[1], /<MEMQL_DATA_DIR>\/objects/);

@@ -57,7 +57,7 @@ t.test('an empty environment yields every documented default', async (t) => {
 
 t.test('empty and blank values count as unset', async (t) => {
   const blank = {
-    MEMQL_WORKER_CONCURRENCY: '',
+    MEMQL_COMMAND_CONCURRENCY: '',
     MEMQL_LOG_LEVEL: '   ',
     MEMQL_WORKBENCH_REMOTE: '',
     MEMQL_DATABASE_URL: ' ',
@@ -69,7 +69,7 @@ t.test('empty and blank values count as unset', async (t) => {
 
 t.test('undefined values count as unset', async (t) => {
   t.strictSame(
-    loadConfig({ MEMQL_WORKER_CONCURRENCY: undefined, MEMQL_TYPO: undefined }),
+    loadConfig({ MEMQL_COMMAND_CONCURRENCY: undefined, MEMQL_TYPO: undefined }),
     DEFAULTS,
   );
 });
@@ -108,20 +108,20 @@ t.test('a binary can replace defaults; the environment still wins', async (t) =>
   );
   t.equal(overridden.dataDir, '/srv/data');
   t.equal(
-    loadConfig({}, { defaults: { MEMQL_WORKER_CONCURRENCY: undefined } }).queue.concurrency,
+    loadConfig({}, { defaults: { MEMQL_COMMAND_CONCURRENCY: undefined } }).queue.concurrency,
     4,
   );
 });
 
 t.test('loadConfig never reads process.env', async (t) => {
-  const saved = process.env.MEMQL_WORKER_CONCURRENCY;
-  process.env.MEMQL_WORKER_CONCURRENCY = 'not-a-number';
+  const saved = process.env.MEMQL_COMMAND_CONCURRENCY;
+  process.env.MEMQL_COMMAND_CONCURRENCY = 'not-a-number';
   process.env.MEMQL_SOME_TYPO = 'x';
   try {
     t.strictSame(loadConfig({}), DEFAULTS);
   } finally {
-    if (saved === undefined) delete process.env.MEMQL_WORKER_CONCURRENCY;
-    else process.env.MEMQL_WORKER_CONCURRENCY = saved;
+    if (saved === undefined) delete process.env.MEMQL_COMMAND_CONCURRENCY;
+    else process.env.MEMQL_COMMAND_CONCURRENCY = saved;
     delete process.env.MEMQL_SOME_TYPO;
   }
 });

@@ -7,19 +7,19 @@ import { configErrorOf, issuesOf } from './fixtures/config-test-helpers.js';
 const variablesOf = (fn: () => unknown) => issuesOf(fn).map((issue) => issue.variable);
 
 t.test('a single problem: message, variable and value', async (t) => {
-  const error = configErrorOf(() => loadConfig({ MEMQL_WORKER_CONCURRENCY: 'abc' }));
+  const error = configErrorOf(() => loadConfig({ MEMQL_COMMAND_CONCURRENCY: 'abc' }));
   t.ok(error instanceof ConfigError);
   t.ok(error instanceof Error);
   t.equal(error.name, 'ConfigError');
-  t.equal(error.message, 'MEMQL_WORKER_CONCURRENCY="abc": expected a positive integer');
-  t.equal(error.variable, 'MEMQL_WORKER_CONCURRENCY');
+  t.equal(error.message, 'MEMQL_COMMAND_CONCURRENCY="abc": expected a positive integer');
+  t.equal(error.variable, 'MEMQL_COMMAND_CONCURRENCY');
   t.equal(error.value, 'abc');
   t.strictSame(error.issues, [
     {
-      variable: 'MEMQL_WORKER_CONCURRENCY',
+      variable: 'MEMQL_COMMAND_CONCURRENCY',
       value: 'abc',
       expected: 'a positive integer',
-      message: 'MEMQL_WORKER_CONCURRENCY="abc": expected a positive integer',
+      message: 'MEMQL_COMMAND_CONCURRENCY="abc": expected a positive integer',
     },
   ]);
 });
@@ -30,7 +30,7 @@ t.test('every problem is collected into one error', async (t) => {
       MEMQL_LOG_LEVEL: 'loud',
       MEMQL_WORKBENCH_REMOTE: 'maybe',
       MEMQL_WORKER_PEERS: 'workbench=ok:1,workbench,worker=b',
-      MEMQL_WORKER_CONCURRENCY: 'abc',
+      MEMQL_COMMAND_CONCURRENCY: 'abc',
       MEMQL_FETCH_ALLOW_PRIVATE: '10.0.0.0/8,nope',
       MEMQL_MESH_TOKEN: 'short',
     }),
@@ -42,7 +42,7 @@ t.test('every problem is collected into one error', async (t) => {
       ['MEMQL_WORKBENCH_REMOTE', undefined],
       ['MEMQL_WORKER_PEERS', 'workbench'],
       ['MEMQL_WORKER_PEERS', 'worker=b'],
-      ['MEMQL_WORKER_CONCURRENCY', undefined],
+      ['MEMQL_COMMAND_CONCURRENCY', undefined],
       ['MEMQL_FETCH_ALLOW_PRIVATE', 'nope'],
       ['MEMQL_MESH_TOKEN', undefined],
     ],
@@ -347,4 +347,19 @@ t.test('a worker host requires its agent, token and root; other nodes do not', a
     bad.issues.map((i) => [i.variable, i.value]),
     [['MEMQL_WORKER_TOKEN', '[redacted]']],
   );
+});
+
+t.test('MEMQL_WORKER_CONCURRENCY, the old name, is read with a warning', async (t) => {
+  const old = loadConfig({ MEMQL_WORKER_CONCURRENCY: '7' });
+  t.equal(old.queue.concurrency, 7);
+  t.match(old.warnings, [
+    {
+      variable: 'MEMQL_WORKER_CONCURRENCY',
+      message: /old name of MEMQL_COMMAND_CONCURRENCY .*rename it/,
+    },
+  ]);
+  const both = loadConfig({ MEMQL_WORKER_CONCURRENCY: '7', MEMQL_COMMAND_CONCURRENCY: '3' });
+  t.equal(both.queue.concurrency, 3, 'the new name wins');
+  t.match(both.warnings, [{ variable: 'MEMQL_WORKER_CONCURRENCY', message: /is ignored/ }]);
+  t.same(loadConfig({ MEMQL_COMMAND_CONCURRENCY: '3' }).warnings, [], 'no warning otherwise');
 });

@@ -245,7 +245,7 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['workbench=workbench', 'workbench:50060'],
   },
   {
-    name: 'MEMQL_WORKER_CONCURRENCY',
+    name: 'MEMQL_COMMAND_CONCURRENCY',
     pick: (c) => c.queue.concurrency,
     valid: [
       ['8', 8],

@@ -25,7 +25,7 @@ async function commandStatus(mesh: DurableMesh, runId: string): Promise<string |
 async function scenario(t: Test, store: 'fs' | 's3') {
   const mesh = await DurableMesh.start(t, {
     store,
-    env: { MEMQL_WORKER_CONCURRENCY: '1', MEMQL_QUEUE_POLL_INTERVAL_MS: '100' },
+    env: { MEMQL_COMMAND_CONCURRENCY: '1', MEMQL_QUEUE_POLL_INTERVAL_MS: '100' },
   });
   const busy = await mesh.run('run-busy', 'wb-a');
   const run = await mesh.run('run-r', 'wb-a');

@@ -35,7 +35,7 @@ t.test('a database pause rewrites no outcome, on the replica that ran it too', a
     env: {
       MEMQL_NODE_LIVENESS_MS: String(LIVENESS_MS),
       MEMQL_COMMAND_LEASE_MS: String(LEASE_MS),
-      MEMQL_WORKER_CONCURRENCY: '1',
+      MEMQL_COMMAND_CONCURRENCY: '1',
     },
   });
   const runs = {

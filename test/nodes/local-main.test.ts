@@ -59,10 +59,10 @@ t.test(
 t.test('a bad variable stops the node with a message naming it', async (t) => {
   const cwd = await mkdtemp(join(tmpdir(), 'memql-local-'));
   t.teardown(() => rm(cwd, { recursive: true, force: true }));
-  const run = await startAndStop(cwd, { MEMQL_WORKER_CONCURRENCY: 'lots' });
+  const run = await startAndStop(cwd, { MEMQL_COMMAND_CONCURRENCY: 'lots' });
   t.equal(run.ready, false);
   t.equal(run.code, 2);
-  t.match(run.stderr, 'MEMQL_WORKER_CONCURRENCY');
+  t.match(run.stderr, 'MEMQL_COMMAND_CONCURRENCY');
 });
 
 t.test('with MEMQL_METRICS_LISTEN the queue metrics are served', async (t) => {

@@ -54,7 +54,7 @@ export async function soakPauses(argv: readonly string[]): Promise<void> {
     env: {
       MEMQL_NODE_LIVENESS_MS: String(args['liveness-ms']),
       MEMQL_COMMAND_LEASE_MS: String(args['lease-ms']),
-      MEMQL_WORKER_CONCURRENCY: '2',
+      MEMQL_COMMAND_CONCURRENCY: '2',
     },
   });
   const tally: Record<string, Record<string, number>> = { running: {}, queued: {} };

@@ -16,7 +16,7 @@ export async function throughput(ctx: BenchContext): Promise<Row[]> {
   const runs = ctx.pick(8, 32);
   const perRun = ctx.pick(5, 20);
   const { db } = await ctx.openDb();
-  const { host } = await ctx.host(db, { MEMQL_WORKER_CONCURRENCY: String(runs) });
+  const { host } = await ctx.host(db, { MEMQL_COMMAND_CONCURRENCY: String(runs) });
   const runIds = await ctx.runs(db, runs);
   const raws: RawBwrap[] = [];
   for (let i = 0; i < runs; i++) raws.push(await rawBwrap(await ctx.dir('raw-tp')));
