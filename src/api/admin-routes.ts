@@ -12,6 +12,8 @@
  * | `GET /v1/admin/tokens?userId=` | `{tokens}`, newest first, never a secret |
  * | `DELETE /v1/admin/tokens/:id` | `{token, revoked}`; an unknown id is 404 |
  * | `POST /v1/admin/runs/:runId/build[/stream]` `{ref?, script?, callId?}` | a dispatch result (see `build-route.ts`) |
+ * | `GET /v1/admin/audit?userId=&runId=&type=&before=&limit=` | `{events, nextBefore}`: everyone's, or one user's (see `audit-routes.ts`) |
+ * | `GET /v1/admin/fleet` | the replicas, as `GET /v1/fleet/workbenches` gives them without a user's worker hosts |
  *
  * @module
  */
@@ -31,6 +33,7 @@ import {
 } from '../store/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ApiDeps } from './api-deps.js';
+import { auditPage, auditQuery } from './audit-routes.js';
 import { bearerToken } from './auth.js';
 import { BUILD_ROUTE, serveBuild } from './build-route.js';
 import {
@@ -173,6 +176,19 @@ export async function serveAdmin(
     if (done === null) throw new ApiError(404, 'not_found', `not_found: no token "${id}"`);
     log.info({ tokenId: id, operatorId: operator }, 'API token revoked');
     sendJson(res, 200, { token: tokenView(done.token), revoked: done.changed });
+    return;
+  }
+  if (path === '/v1/admin/audit' && method === 'GET') {
+    const userId = query.get('userId');
+    if (userId !== null && !USER_ID.test(userId)) {
+      throw invalidField('userId', 'expected 1 to 200 printable characters without spaces');
+    }
+    const filter = { ...auditQuery(query), ...(userId === null ? {} : { ownerUserId: userId }) };
+    sendJson(res, 200, await auditPage(deps.db, filter));
+    return;
+  }
+  if (path === '/v1/admin/fleet' && method === 'GET') {
+    sendJson(res, 200, await deps.fleet());
     return;
   }
   throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);

@@ -27,6 +27,8 @@
  * | `GET /v1/artifacts/:id/content` | the bytes |
  * | `GET /v1/fleet/workbenches` | `{mode, replicas, workers}` (`workers`: the caller's, as below) |
  * | `GET /v1/me` | `{userId, tokenKind}`: who the token speaks for |
+ * | `GET /v1/audit?runId=&type=&before=&limit=` | `{events, nextBefore}`: the caller's audit events, newest first (see `audit-routes.ts`) |
+ * | `GET /v1/tokens`, `DELETE /v1/tokens/:id` | the caller's tokens; revoking one takes a person token (see `token-routes.ts`) |
  * | `GET /v1/workers` | `{killSwitch, workers}`: the caller's worker hosts, stored and live, with their consent |
  * | `PUT /v1/workers/:workerId/scope` | `{consent, previousScope}`: body `{scope}`, any rung; raising it needs a person token |
  * | `POST /v1/workers/kill-switch` | `{killSwitch}`: body `{engaged, workerId?}`; no `workerId` is every worker; `false` needs a person token |
@@ -38,7 +40,7 @@
  * | `GET /healthz` | liveness, no token: `{ok: true}` while the process serves |
  * | `GET /readyz` | readiness, no token: 200 `{ready: true, checks}` or 503 (see `readiness.ts`) |
  * | `GET /metrics`, `GET /console` | no token |
- * | `/v1/admin/tokens`, `/v1/admin/runs/:runId/build` | users' API tokens and package builds, with an operator credential (see `admin-routes.ts`) |
+ * | `/v1/admin/tokens`, `/v1/admin/runs/:runId/build`, `/v1/admin/audit`, `/v1/admin/fleet` | users' API tokens, package builds, everyone's audit events and the replicas, with an operator credential (see `admin-routes.ts`) |
  * | `POST /mcp` | MCP over Streamable HTTP, stateless (see `src/mcp`); bearer token |
  *
  * Another user's ids answer 404 `not_found`, never 403, so ids do not leak. The routes
@@ -54,6 +56,7 @@ import type { ListenAddress } from '../config/index.js';
 import { serveMcpHttp } from '../mcp/index.js';
 import { serveAdmin } from './admin-routes.js';
 import type { ApiDeps, RouteHandler } from './api-deps.js';
+import { auditRoute } from './audit-routes.js';
 import { authenticate, bearerToken } from './auth.js';
 import { cancelCallRoute, cancelCommandRoute } from './cancel-routes.js';
 import { listRunCommandsRoute } from './command-list.js';
@@ -104,6 +107,7 @@ import {
   getRunRoute,
   listRunsRoute,
 } from './run-routes.js';
+import { listOwnTokensRoute, revokeOwnTokenRoute } from './token-routes.js';
 import {
   checkpointRoute,
   diffVersionsRoute,
@@ -221,6 +225,9 @@ const ROUTES: Route[] = [
     handler: artifactContentRoute,
   },
   { method: 'GET', pattern: /^\/v1\/fleet\/workbenches$/, handler: fleetRoute },
+  { method: 'GET', pattern: /^\/v1\/audit$/, handler: auditRoute },
+  { method: 'GET', pattern: /^\/v1\/tokens$/, handler: listOwnTokensRoute },
+  { method: 'DELETE', pattern: new RegExp(`^/v1/tokens/${ID}$`), handler: revokeOwnTokenRoute },
   { method: 'GET', pattern: /^\/v1\/me$/, handler: meRoute },
   { method: 'GET', pattern: /^\/v1\/workers$/, handler: listWorkersRoute },
   { method: 'POST', pattern: /^\/v1\/workers\/kill-switch$/, handler: killSwitchRoute },

@@ -60,7 +60,8 @@ export type PersonDecision =
   | 'denying a consent request'
   | "raising a worker's standing scope"
   | 'turning the kill switch off'
-  | "opening a terminal in a run's sandbox";
+  | "opening a terminal in a run's sandbox"
+  | 'revoking a token';
 
 /**
  * Refuses `decision` unless the caller holds a person token: 403 `person_required`.

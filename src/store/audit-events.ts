@@ -71,3 +71,39 @@ export async function listAuditEvents(
   );
   return rows.map(toEvent);
 }
+
+/** What {@link pageAuditEvents} filters by; every field narrows. */
+export interface AuditPageFilter {
+  /** Only this user's events (an owner-scoped view); absent, everyone's (the operator's). */
+  ownerUserId?: string;
+  runId?: string;
+  /** Only event types that start with this (`workspace_command.`, `artifact.promoted`). */
+  eventTypePrefix?: string;
+  /** Only events older than this id (the previous page's last). */
+  beforeId?: number;
+  limit: number;
+}
+
+/** Audit events newest first, a page at a time. */
+export async function pageAuditEvents(
+  q: Queryable,
+  filter: AuditPageFilter,
+): Promise<AuditEvent[]> {
+  const rows = await q.query(
+    `select id, event_type, run_id, workspace_id, command_id, owner_user_id, metadata,
+       created_at
+     from audit_event
+     where ($1::text is null or owner_user_id = $1) and ($2::text is null or run_id = $2)
+       and ($3::text is null or starts_with(event_type, $3))
+       and ($4::bigint is null or id < $4)
+     order by id desc limit $5`,
+    [
+      filter.ownerUserId ?? null,
+      filter.runId ?? null,
+      filter.eventTypePrefix ?? null,
+      filter.beforeId ?? null,
+      filter.limit,
+    ],
+  );
+  return rows.map(toEvent);
+}
