@@ -113,6 +113,7 @@ import {
   diffVersionsRoute,
   forkRoute,
   listVersionsRoute,
+  manifestRoute,
   removeCheckpointRoute,
   restoreRoute,
 } from './version-routes.js';
@@ -185,6 +186,7 @@ const ROUTES: Route[] = [
   },
   { method: 'POST', pattern: new RegExp(`^/v1/runs/${ID}/shell$`), handler: shellRoute },
   { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/versions$`), handler: listVersionsRoute },
+  { method: 'GET', pattern: new RegExp(`^/v1/runs/${ID}/manifest$`), handler: manifestRoute },
   {
     method: 'GET',
     pattern: new RegExp(`^/v1/runs/${ID}/versions/diff$`),

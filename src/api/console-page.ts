@@ -1,6 +1,8 @@
 /**
- * The operator console, `GET /console`: Fleet > Workbenches. One static page, plain
- * HTML and inline script, no build step. The page itself needs no token; it asks for
+ * The operator console, `GET /console`. One static page, plain HTML and inline script,
+ * no build step, with pages by the address's fragment: the fleet (`#`: replicas, the
+ * caller's workspaces and worker hosts), a run (`#run=<id>`, `console-run.ts`), the
+ * audit trail (`#audit`) and tokens (`#tokens`, `console-records.ts`). The page itself needs no token; it asks for
  * one (or takes it from a sign-in link's fragment, `/console#token=...`, which never
  * reaches a server, and takes it out of the address bar), keeps it in
  * `sessionStorage`, and calls the API with it, so everything it shows is the caller's.
@@ -19,7 +21,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { HISTORY_HTML, HISTORY_SCRIPT } from './console-history.js';
+import { HISTORY_SCRIPT } from './console-history.js';
+import { RECORDS_HTML, RECORDS_SCRIPT } from './console-records.js';
+import { RUN_HTML, RUN_SCRIPT } from './console-run.js';
 import { WORKERS_HTML, WORKERS_SCRIPT } from './console-workers.js';
 
 const SCRIPT = `
@@ -30,6 +34,10 @@ let timer = null;
 // Refreshes overlap (the timer, a button); only the latest one may render, or an
 // answer read before a change could paint over the one read after it.
 let latest = 0;
+// Who signed in: a user's token (user) or the operator credential (operator), which
+// sees the replicas, everyone's audit trail and tokens, and no user's runs.
+let mode = 'user';
+let me = { userId: '', tokenKind: '' };
 
 function token() { return sessionStorage.getItem(KEY); }
 
@@ -91,12 +99,17 @@ function showError(message) {
 }
 
 async function refresh() {
-  if (!token()) return;
+  if (!token() || $('page-fleet').hidden) return;
   const includeReleased = $('include-released').checked;
   const mine = ++latest;
   try {
-    const [me, fleet, ws, workers, consent, routed] = await Promise.all([
-      api('/v1/me'),
+    if (mode === 'operator') {
+      renderFleet(await api('/v1/admin/fleet'));
+      $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
+      showError('');
+      return;
+    }
+    const [fleet, ws, workers, consent, routed] = await Promise.all([
       api('/v1/fleet/workbenches'),
       api('/v1/workspaces?includeReleased=' + includeReleased),
       api('/v1/workers'),
@@ -104,26 +117,8 @@ async function refresh() {
       api('/v1/worker-invocations?limit=20'),
     ]);
     if (mine !== latest) return;
-    $('who').dataset.kind = me.tokenKind;
-    $('who').textContent = me.tokenKind === 'person'
-      ? 'Signed in as ' + me.userId + ' with your person token.'
-      : 'Signed in as ' + me.userId + ' with an agent token: it can look and turn the kill switch on; approving, denying and turning computer use back on need your person token.';
     renderWorkers(workers, consent.requests, routed.invocations);
-    $('mode').textContent = fleet.mode === 'local'
-      ? 'Local mode: the workbench runs inside this node.'
-      : 'Remote mode: replicas this agent node is connected to.';
-    fill($('replicas'), fleet.replicas.map((r) => {
-      const tr = document.createElement('tr');
-      tr.dataset.nodeId = r.nodeId || '';
-      cell(tr, r.nodeId || '(no hello yet)', 'mono');
-      cell(tr, r.address, 'mono');
-      cell(tr, r.healthy ? 'healthy' : 'unhealthy', r.healthy ? 'ok' : 'bad');
-      cell(tr, r.running + ' running, ' + r.queued + ' queued, capacity ' + r.capacity);
-      const [build, buildClass] = buildText(r.build);
-      cell(tr, build, buildClass + ' build');
-      cell(tr, r.connectedSince ? when(r.connectedSince) : 'not connected');
-      return tr;
-    }), 'No workbench replicas are known to this node.', 6);
+    renderFleet(fleet);
     fill($('workspaces'), ws.workspaces.map((w) => {
       const tr = document.createElement('tr');
       tr.dataset.runId = w.runId;
@@ -135,7 +130,10 @@ async function refresh() {
       cell(tr, when(w.createdAt));
       cell(tr, when(w.releasedAt));
       const td = document.createElement('td');
-      td.appendChild(historyButton('History', () => showHistory(w.runId)));
+      const open = document.createElement('a');
+      open.href = '#run=' + encodeURIComponent(w.runId);
+      open.textContent = 'Open';
+      td.appendChild(open);
       tr.appendChild(td);
       return tr;
     }), includeReleased ? 'You have no workspaces.' : 'You have no live workspaces.', 7);
@@ -152,6 +150,70 @@ async function refresh() {
   }
 }
 
+function renderFleet(fleet) {
+  $('mode').textContent = fleet.mode === 'local'
+    ? 'Local mode: the workbench runs inside this node.'
+    : 'Remote mode: replicas this agent node is connected to.';
+  fill($('replicas'), fleet.replicas.map((r) => {
+    const tr = document.createElement('tr');
+    tr.dataset.nodeId = r.nodeId || '';
+    cell(tr, r.nodeId || '(no hello yet)', 'mono');
+    cell(tr, r.address, 'mono');
+    cell(tr, r.healthy ? 'healthy' : 'unhealthy', r.healthy ? 'ok' : 'bad');
+    cell(tr, r.running + ' running, ' + r.queued + ' queued, capacity ' + r.capacity);
+    const [build, buildClass] = buildText(r.build);
+    cell(tr, build, buildClass + ' build');
+    cell(tr, r.connectedSince ? when(r.connectedSince) : 'not connected');
+    return tr;
+  }), 'No workbench replicas are known to this node.', 6);
+}
+
+/** Who the credential speaks for: a user's token, or else the operator credential. */
+async function identify() {
+  try {
+    me = await api('/v1/me');
+    mode = 'user';
+  } catch (err) {
+    if (err.status !== 401) throw err;
+    await api('/v1/admin/fleet');
+    mode = 'operator';
+    me = { userId: '', tokenKind: 'operator' };
+  }
+  document.body.dataset.mode = mode;
+  for (const el of document.querySelectorAll('.user-only')) el.hidden = mode !== 'user';
+  for (const el of document.querySelectorAll('.operator-only')) el.hidden = mode !== 'operator';
+  $('who').dataset.kind = me.tokenKind;
+  $('who').textContent = mode === 'operator'
+    ? 'Signed in with the operator credential: the replicas, and every user’s audit trail and tokens.'
+    : me.tokenKind === 'person'
+      ? 'Signed in as ' + me.userId + ' with your person token.'
+      : 'Signed in as ' + me.userId + ' with an agent token: it can look and turn the kill switch on; approving, denying and turning computer use back on need your person token.';
+}
+
+function showPage(name) {
+  for (const page of document.querySelectorAll('.page')) page.hidden = page.id !== 'page-' + name;
+  for (const link of document.querySelectorAll('nav a')) {
+    link.classList.toggle('current', link.dataset.page === name);
+  }
+}
+
+function route() {
+  const run = /^#run=(.+)$/.exec(location.hash);
+  if (run && mode === 'user') {
+    showPage('run');
+    showRun(decodeURIComponent(run[1]));
+  } else if (location.hash === '#audit') {
+    showPage('audit');
+    loadAudit(true);
+  } else if (location.hash === '#tokens') {
+    showPage('tokens');
+    loadTokens();
+  } else {
+    showPage('fleet');
+    refresh();
+  }
+}
+
 function showSignIn(message) {
   $('signin').hidden = false;
   $('fleet').hidden = true;
@@ -163,10 +225,18 @@ function showSignIn(message) {
 function showFleet() {
   $('signin').hidden = true;
   $('fleet').hidden = false;
-  refresh();
+  identify().then(route, (err) => {
+    if (err.status === 401) {
+      sessionStorage.removeItem(KEY);
+      showSignIn('That token was not accepted. Paste a valid token, or the operator credential.');
+    } else {
+      showError('Could not load: ' + err.message);
+    }
+  });
   if (!timer) timer = setInterval(refresh, 10000);
 }
 
+window.addEventListener('hashchange', () => { if (token()) route(); });
 $('signin-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const value = $('token').value.trim();
@@ -176,13 +246,15 @@ $('signin-form').addEventListener('submit', (e) => {
   showFleet();
 });
 $('include-released').addEventListener('change', refresh);
-$('refresh').addEventListener('click', refresh);
+$('refresh').addEventListener('click', route);
 $('signout').addEventListener('click', () => {
   sessionStorage.removeItem(KEY);
   showSignIn('');
 });
 ${WORKERS_SCRIPT}
 ${HISTORY_SCRIPT}
+${RUN_SCRIPT}
+${RECORDS_SCRIPT}
 // A sign-in link carries the token in the fragment: kept as a pasted one would be,
 // then taken out of the address bar (and so out of history and bookmarks).
 const linked = /^#token=([\x21-\x7e]+)$/.exec(location.hash);
@@ -197,7 +269,10 @@ const STYLE = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d2430; background: #f6f7f9; }
 header { background: #1d2430; color: #fff; padding: 10px 20px; display: flex; gap: 16px; align-items: baseline; }
 header h1 { font-size: 16px; margin: 0; }
-header .crumbs { color: #b9c2d0; }
+header nav a { color: #b9c2d0; margin-right: 12px; text-decoration: none; }
+header nav a.current { color: #fff; font-weight: 600; }
+pre { background: #f6f7f9; padding: 8px; white-space: pre-wrap; max-height: 320px; overflow: auto; }
+.meta { font-size: 12px; color: #4a5566; }
 main { padding: 16px 20px; max-width: 1200px; }
 section { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; padding: 12px 16px; margin-bottom: 16px; }
 h2 { font-size: 15px; margin: 0 0 8px; }
@@ -217,27 +292,29 @@ button { font: inherit; }
 `;
 
 const HTML_BODY = `
-<header><h1>memql-workbench</h1><span class="crumbs">Fleet &rsaquo; Workbenches</span></header>
+<header><h1>memql-workbench</h1><nav><a href="#" data-page="fleet">Fleet</a> <a href="#audit" data-page="audit">Audit</a> <a href="#tokens" data-page="tokens">Tokens</a></nav></header>
 <main>
   <section id="signin" hidden>
     <h2>Sign in</h2>
-    <p>Paste your person token, or open the sign-in link <code>npm start</code> prints (<code>/console#token=...</code>). It is kept in this tab only (sessionStorage). An agent token signs in too, but only a person token approves or denies consent and turns computer use back on.</p>
+    <p>Paste your person token, or open the sign-in link <code>npm start</code> prints (<code>/console#token=...</code>). It is kept in this tab only (sessionStorage). An agent token signs in too, but only a person token approves or denies consent, turns computer use back on and revokes tokens. The operator credential (<code>operator-token</code> in the data directory) shows the replicas and every user's audit trail and tokens.</p>
     <form id="signin-form"><input id="token" type="password" autocomplete="off" size="60" aria-label="API token"> <button type="submit">Use token</button></form>
     <p id="signin-message" class="bad"></p>
   </section>
   <div id="fleet" hidden>
     <div class="toolbar"><button id="refresh" type="button">Refresh</button><button id="signout" type="button">Forget token</button><span id="who" class="note"></span><span id="updated" class="note"></span></div>
     <p id="error" hidden></p>
+    <div id="page-fleet" class="page">
     <section>
       <h2>Workbench replicas</h2>
       <p id="mode" class="note"></p>
       <table><thead><tr><th>Node id</th><th>Address</th><th>Health</th><th>Load</th><th>Build</th><th>Connected since</th></tr></thead><tbody id="replicas"></tbody></table>
     </section>
-    <section>
+    <section class="user-only">
       <h2>Your workspaces</h2>
       <div class="toolbar"><label><input id="include-released" type="checkbox"> Include released</label><span class="note">Only your own workspaces are listed.</span></div>
       <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th><th></th></tr></thead><tbody id="workspaces"></tbody></table>
-    </section>${HISTORY_HTML}${WORKERS_HTML}
+    </section><div class="user-only">${WORKERS_HTML}</div>
+    </div>${RUN_HTML}${RECORDS_HTML}
   </div>
 </main>
 `;
@@ -245,7 +322,7 @@ const HTML_BODY = `
 /** The page. */
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Fleet &rsaquo; Workbenches &middot; memql-workbench</title>
+<title>memql-workbench console</title>
 <style>${STYLE}</style></head>
 <body>${HTML_BODY}<script>${SCRIPT}</script></body></html>
 `;

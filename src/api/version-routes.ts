@@ -7,6 +7,7 @@
  * |---|---|
  * | `GET /v1/runs/:runId/versions?limit=&before=&labelled=` | `{versions, current, next}`, newest first |
  * | `GET /v1/runs/:runId/versions/diff?from=&to=&limit=&after=` | `{from, to, entries, added, changed, removed, next}` |
+ * | `GET /v1/runs/:runId/manifest?version=&after=&limit=` | `{version, files, next}`: a version's files, by path |
  * | `POST /v1/runs/:runId/checkpoints` `{label, version?}` | 201 `{version}` |
  * | `DELETE /v1/runs/:runId/checkpoints/:label` | `{version}`: the version it named |
  * | `POST /v1/runs/:runId/restore` `{version?, label?, callId?}` | `{version, restoredFrom, added, changed, removed}` |
@@ -22,11 +23,12 @@ import { randomUUID } from 'node:crypto';
 import {
   type DispatchResult,
   type ErrorCode,
+  MAX_DIFF_ENTRIES,
   MAX_ID_CHARS,
   MAX_VERSION_LABEL_CHARS,
   VERSION_LABEL_PATTERN,
 } from '../contract/index.js';
-import { findLabel, forkRun, getManifestHead } from '../store/index.js';
+import { findLabel, forkRun, getManifestHead, getVersion, manifestPage } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import {
   ApiError,
@@ -98,6 +100,50 @@ export async function listVersionsRoute(ctx: RouteContext): Promise<void> {
     labelled: labelled === 'true',
   });
   answer(ctx, result);
+}
+
+/**
+ * `GET /v1/runs/:runId/manifest?version=&after=&limit=`: the files of a kept version (the
+ * current one by default), by path, a page at a time, as the durable copy holds them:
+ * read from the database, so a command holding the workspace does not make it wait,
+ * and an ended run's files are listed as they were left.
+ */
+export async function manifestRoute(ctx: RouteContext): Promise<void> {
+  const run = await ownRun(ctx, ctx.params[0]!);
+  const asked = intParam(ctx, 'version');
+  const limit = intParam(ctx, 'limit') ?? 1000;
+  if (limit < 1 || limit > MAX_DIFF_ENTRIES) {
+    throw invalidField('limit', `expected 1 to ${MAX_DIFF_ENTRIES}`);
+  }
+  const after = ctx.query.get('after') ?? undefined;
+  const { db } = ctx.deps;
+  const version = asked ?? (await getManifestHead(db, run.id)).version;
+  if (version > 0 && (await getVersion(db, run.id, version)) === null) {
+    throw new ApiError(
+      404,
+      'version_not_found',
+      `version_not_found: run "${run.id}" keeps no version ${version}; GET /v1/runs/${run.id}/versions lists the kept ones`,
+    );
+  }
+  const rows =
+    version === 0
+      ? []
+      : await manifestPage(db, run.id, version, {
+          limit: limit + 1,
+          ...(after === undefined ? {} : { after }),
+        });
+  const files = rows.slice(0, limit).map((f) => ({
+    path: f.path,
+    size: f.size,
+    sha256: f.hash,
+    mode: f.mode.toString(8).padStart(3, '0'),
+    mtimeMs: f.mtimeMs,
+  }));
+  sendJson(ctx.res, 200, {
+    version,
+    files,
+    next: rows.length > limit ? (files.at(-1)?.path ?? null) : null,
+  });
 }
 
 /** `GET /v1/runs/:runId/versions/diff?from=&to=&limit=&after=`. */

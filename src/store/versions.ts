@@ -398,3 +398,18 @@ export async function versionChanges(
   }
   return { upserts, deletes };
 }
+
+/** A page of the manifest at a kept version, by path, after `after`. */
+export async function manifestPage(
+  q: Queryable,
+  runId: string,
+  version: number,
+  options: { after?: string; limit: number },
+): Promise<ManifestFile[]> {
+  const rows = await q.query(
+    `select * from (${manifestAtSql('$2::bigint')}) m
+     where $3::text is null or m.path > $3::text order by m.path limit $4`,
+    [runId, version, options.after ?? null, options.limit],
+  );
+  return rows.map(toFile);
+}

@@ -56,6 +56,20 @@ t.test('the routes: list, diff, checkpoints, restore, fork', async (t) => {
   const noVersion = await h.json<Json>(h.alice, 'POST', `${base}/fork`, { label: 'nope' });
   t.same([noVersion.status, noVersion.body.errorCode], [404, 'version_not_found']);
 
+  const manifest = await h.json<Json>(h.alice, 'GET', `${base}/manifest?version=2`);
+  t.match(manifest, {
+    status: 200,
+    body: { version: 2, next: null, files: [{ path: 'a.txt', size: 3 }, { path: 'b.txt' }] },
+  });
+  const paged = await h.json<Json>(h.alice, 'GET', `${base}/manifest?version=2&limit=1`);
+  t.same([paged.body.files.length, paged.body.next], [1, 'a.txt']);
+  const current = await h.json<Json>(h.alice, 'GET', `${base}/manifest`);
+  t.same(
+    [current.body.version, current.body.files.map((f: { path: string }) => f.path)],
+    [3, ['a.txt']],
+    'the current version by default: the restore took b.txt away',
+  );
+  t.equal((await h.json(h.alice, 'GET', `${base}/manifest?version=99`)).status, 404);
   const removed = await h.json<Json>(h.alice, 'DELETE', `${base}/checkpoints/first`);
   t.match(removed, { status: 200, body: { version: { version: 1, label: null } } });
 
@@ -66,6 +80,7 @@ t.test('the routes: list, diff, checkpoints, restore, fork', async (t) => {
     ['POST', `${base}/checkpoints`, { label: 'mine' }],
     ['POST', `${base}/restore`, { version: 1 }],
     ['POST', `${base}/fork`, {}],
+    ['GET', `${base}/manifest`],
   ] as const) {
     const answer = await h.json(h.bob, method, path, body);
     t.equal(answer.status, 404, `${method} ${path} is not bob's`);

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import t from 'tap';
+import { chromium, type Page } from 'playwright-core';
+import t, { type Test } from 'tap';
 import {
   createRun,
   getConsentRequest,
@@ -14,6 +14,7 @@ import {
   readConsentState,
   recordWorkerConnected,
 } from '../../src/store/index.js';
+import { eventually } from '../support/mesh.js';
 import { NodeProcess, nodeMain } from '../support/node-process.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -65,6 +66,8 @@ const token = /token: +(\S+)$/m.exec(banner)?.[1];
 const signInLink = /sign in: +(http:\/\/127\.0\.0\.1:\d+\/console#token=\S+)$/m.exec(banner)?.[1];
 if (!api || !consoleUrl || !token || !signInLink)
   throw new Error(`the banner lacks an address or token:\n${banner}`);
+// The operator credential npm start keeps in its data directory.
+const operator = (await readFile(join(cwd, '.data', 'operator-token'), 'utf8')).trim();
 
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(`${api}${path}`, {
@@ -242,7 +245,15 @@ t.test('Fleet > Workbenches shows the replica and the caller’s workspaces', as
   await page.close();
 });
 
-t.test('History: a run’s versions, their labels, and what one changed', async (t) => {
+/** Takes a screenshot of the page as it stands, and checks it was written. */
+async function shot(t: Test, page: Page, name: string): Promise<void> {
+  const dir = process.env.MEMQL_CONSOLE_SCREENSHOTS ?? cwd;
+  const path = join(dir, `console-${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  t.ok((await stat(path)).size > 10_000, `screenshot ${path}`);
+}
+
+t.test('a run’s page: files, commands, processes, artifacts, history, end', async (t) => {
   // `live` has version 1 (notes.txt); a command adds two files and removes it.
   const ran = await call('POST', '/dispatch', {
     action: 'exec',
@@ -252,35 +263,99 @@ t.test('History: a run’s versions, their labels, and what one changed', async 
     taskId: 'task-console',
   });
   t.equal(ran.ok, true, JSON.stringify(ran));
+  const commandId = (ran as { payload?: { commandId?: string } }).payload?.commandId;
   await call('POST', `/runs/${live}/checkpoints`, { label: 'first-notes', version: 1 });
-
+  const promoted = await call('POST', '/dispatch', {
+    action: 'promote_artifact',
+    args: { path: 'two.txt', name: 'two.txt' },
+    runId: live,
+    agentId: 'agent-console',
+    taskId: 'task-console',
+  });
+  t.equal(promoted.ok, true, JSON.stringify(promoted));
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
+  page.on('dialog', (dialog) => void dialog.accept());
   await page.goto(signInLink);
   const row = page.locator(`#workspaces tr[data-run-id="${live}"]`);
   await row.waitFor({ timeout: 15_000 });
-  await row.locator('button', { hasText: 'History' }).click();
+  await row.locator('a', { hasText: 'Open' }).click();
+  await page.locator('#files tr[data-path="one.txt"]').waitFor({ timeout: 15_000 });
+  t.equal(await page.locator('#run-title').textContent(), live);
+  t.match(await page.locator('#run-status').textContent(), /^running/);
+  t.same(
+    await page
+      .locator('#files tr[data-path]')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-path'))),
+    ['one.txt', 'two.txt'],
+    'its files',
+  );
+  const [fileDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('#files tr[data-path="two.txt"] button').click(),
+  ]);
+  t.equal(await readFile((await fileDownload.path())!, 'utf8'), 'bb', 'a file downloads');
+  // A command that waits (it holds the workspace: the page still loads), to be cancelled from the page (its call is left to run).
+  const waiting = call('POST', '/dispatch', {
+    action: 'exec',
+    args: { command: 'sleep 600' },
+    runId: live,
+    agentId: 'agent-console',
+    taskId: 'task-console',
+    callId: 'console-sleeper',
+  });
+  await eventually('the sleeper running', async () => {
+    const rows = await db.query<{ status: string }>(
+      `select status from workspace_command where run_id = $1 and call_id = 'console-sleeper'`,
+      [live],
+    );
+    return rows[0]?.status === 'running';
+  });
+
+  await page.reload();
+  await page.locator('#commands tr[data-status="running"]').waitFor({ timeout: 15_000 });
+  const done = page.locator(`#commands tr[data-command-id="${commandId}"]`);
+  t.match(await done.locator('td').allTextContents(), [commandId, 'completed', '0']);
+  const sleeper = page.locator('#commands tr[data-status="running"]');
+  await sleeper.waitFor();
+  await sleeper.locator('button', { hasText: 'Cancel' }).click();
+  // The cancel ends it in the sandbox and records it; the page shows it when it reloads.
+  const cancelled = page.locator('#commands tr[data-status="cancelled"]');
+  while ((await cancelled.count()) === 0) {
+    await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/commands?limit=')),
+      page.locator('#refresh').click(),
+    ]);
+  }
+  t.pass('a running command cancelled from its row');
+  await waiting;
+  await page
+    .locator(`#commands tr[data-command-id="${commandId}"] button`, { hasText: 'Output' })
+    .click();
+  await page.locator('#command-output').waitFor();
+  t.match(await page.locator('#command-output-title').textContent(), 'completed, exit code 0');
+  const artifact = page.locator('#artifacts tr[data-artifact-id]');
+  t.match(await artifact.locator('td').allTextContents(), ['two.txt', /^text\/plain/, '2']);
+  const [artifactDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    artifact.locator('button').click(),
+  ]);
+  t.equal(artifactDownload.suggestedFilename(), 'two.txt');
+  t.equal(await readFile((await artifactDownload.path())!, 'utf8'), 'bb', 'an artifact downloads');
+
   const versions = page.locator('#versions tr[data-version]');
   await versions.first().waitFor({ timeout: 10_000 });
-  t.equal(await page.locator('#history-run').textContent(), live);
   const shown = await versions.evaluateAll((trs) =>
     trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
   );
   t.same(
     shown.map((r) => [r[0], r[2], r[3], r[4], r[5], r[6]]),
     [
-      [
-        '2',
-        `command ${(ran as { payload?: { commandId?: string } }).payload?.commandId}`,
-        '2',
-        '0',
-        '1',
-        '',
-      ],
+      ['2', `command ${commandId}`, '2', '0', '1', ''],
       ['1', 'fs_write', '1', '0', '0', 'first-notes'],
     ],
-    'newest first, what made each, its counts and its label',
+    'its history: newest first, what made each, its counts and its label',
   );
   await page.locator('#versions tr[data-version="2"] button').click();
   const changes = page.locator('#changes tr[data-path]');
@@ -296,6 +371,107 @@ t.test('History: a run’s versions, their labels, and what one changed', async 
     ],
   );
   t.match(await page.locator('#changes-title').textContent(), '2 added, 0 changed, 1 removed');
+  await shot(t, page, 'run');
+
+  const [ended] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/end')),
+    page.locator('#run-actions button', { hasText: 'End as succeeded' }).click(),
+  ]);
+  t.equal(ended.status(), 200);
+  await page.locator('#run-status[data-status="succeeded"]').waitFor({ timeout: 15_000 });
+  t.pass('ended from its page');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+t.test('a run deleted from its page is gone', async (t) => {
+  const doomed = (await call('POST', '/runs', {})).run!.id;
+  await write(doomed);
+  const page = await browser.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(signInLink);
+  await page.locator('#replicas tr').first().waitFor({ timeout: 15_000 });
+  await page.evaluate(`location.hash = '#run=${encodeURIComponent(doomed)}'`);
+  await page.locator('#files tr[data-path="notes.txt"]').waitFor({ timeout: 15_000 });
+  await page.locator('#run-actions button', { hasText: 'Delete' }).click();
+  await page.locator('#page-fleet').waitFor({ state: 'visible', timeout: 15_000 });
+  const gone = await fetch(`${api}/runs/${doomed}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  t.equal(gone.status, 404, 'the run is deleted');
+  await page.close();
+});
+
+t.test('Audit and Tokens: searched, paged, a token revoked', async (t) => {
+  const spare = await fetch(`${api}/admin/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ userId: 'dev', label: 'spare for the console' }),
+  });
+  t.equal(spare.status, 201);
+  const spareId = ((await spare.json()) as { token: { id: string } }).token.id;
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(signInLink);
+  await page.locator('#who[data-kind="person"]').waitFor({ timeout: 15_000 });
+  await page.locator('nav a', { hasText: 'Audit' }).click();
+  await page.locator('#audit tr[data-event-type]').first().waitFor({ timeout: 15_000 });
+  await page.locator('#audit-run').fill(live);
+  await page.locator('#audit-type').fill('workspace_command.');
+  await page.locator('#audit-form button').click();
+  // Refilled by the search: every row is then a command event.
+  await page.waitForFunction(`(() => {
+    const rows = [...document.querySelectorAll('#audit tr[data-event-type]')];
+    return rows.length > 0 && rows.every((tr) => tr.dataset.eventType.startsWith('workspace_command.'));
+  })()`);
+  const types = await page
+    .locator('#audit tr[data-event-type]')
+    .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-event-type')));
+  t.ok(types.includes('workspace_command.completed'), `its command events: ${types.join(', ')}`);
+  t.notMatch(await page.locator('#audit').textContent(), 'someone-else', 'only the caller’s');
+  await shot(t, page, 'audit');
+
+  await page.locator('nav a', { hasText: 'Tokens' }).click();
+  const spareRow = page.locator(`#tokens tr[data-token-id="${spareId}"]`);
+  await spareRow.waitFor({ timeout: 15_000 });
+  t.match(await spareRow.locator('td').allTextContents(), [
+    spareId,
+    'dev',
+    'agent',
+    'spare for the console',
+  ]);
+  await spareRow.locator('button', { hasText: 'Revoke' }).click();
+  await spareRow.locator('td', { hasText: /^revoked/ }).waitFor({ timeout: 15_000 });
+  t.pass('revoked with the person token');
+  await shot(t, page, 'tokens');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+t.test('the operator credential: replicas, everyone’s audit trail and tokens', async (t) => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(consoleUrl);
+  await page.locator('#token').fill(operator);
+  await page.locator('#signin-form button[type=submit]').click();
+  await page.locator('#who[data-kind="operator"]').waitFor({ timeout: 15_000 });
+  await page.locator('#replicas tr[data-node-id="local-1"]').waitFor({ timeout: 15_000 });
+  t.ok(await page.locator('#workspaces').isHidden(), 'no user’s workspaces');
+  await shot(t, page, 'operator-fleet');
+  await page.locator('nav a', { hasText: 'Audit' }).click();
+  await page.locator('#audit-user').waitFor({ state: 'visible' });
+  await page.locator('#audit tr[data-event-type]').first().waitFor({ timeout: 15_000 });
+  const owners = await page.locator('#audit tr[data-event-type] td:nth-child(3)').allTextContents();
+  t.ok(owners.includes('dev'), 'dev’s events');
+  await page.locator('nav a', { hasText: 'Tokens' }).click();
+  await page.locator('#tokens-user').fill('dev');
+  await page.locator('#tokens-form button').click();
+  await page.locator('#tokens tr[data-token-id]').first().waitFor({ timeout: 15_000 });
+  const users = await page.locator('#tokens tr[data-token-id] td:nth-child(2)').allTextContents();
+  t.ok(users.length > 0 && users.every((u) => u === 'dev'), 'one user’s tokens, searched');
+  await shot(t, page, 'operator-tokens');
   t.same(errors, [], 'no script errors and no CSP violations');
   await page.close();
 });
