@@ -7,10 +7,13 @@
  * until its commit (or {@link BLOB_UPLOAD_TTL_MS} without one).
  *
  * The race the collector must not lose is a sync putting a blob the collector has
- * found unreferenced. Both take the blob's lock (an advisory transaction lock on its
- * key) for their step: a sync to record the blob before it puts it, the collector to
- * check and delete it. So either the record comes first (the collector keeps the blob)
- * or the delete does (the sync's put comes after it and makes the blob again).
+ * found unreferenced. Both take the lock of the blobs' run (an advisory transaction
+ * lock on its id) for their step: a sync shared, to record the blobs before it puts
+ * them, the collector exclusive, to check and delete them. So either the record comes
+ * first (the collector keeps the blob) or the delete does (the sync's put comes after
+ * it and makes the blob again). One lock per run, never one per blob: a sync of a
+ * hundred thousand files takes one, not a hundred thousand (the lock table is small),
+ * and syncs of a run do not wait for each other, only for a collection under way.
  *
  * @module
  */
@@ -26,23 +29,29 @@ export interface BlobRef {
   hash: string;
 }
 
-/** The advisory lock keys of `blobs`, sorted so two lockers never wait on each other. */
-function lockKeys(blobs: readonly BlobRef[]): string[] {
-  return [...new Set(blobs.map((b) => `${b.runId}/${b.hash}`))].sort();
-}
+/** Namespaces the runs' lock keys, so they meet no other advisory lock. */
+const LOCK_PREFIX = 'memql-blobs/';
 
-/** Takes the blobs' locks for the rest of the transaction `tx`. */
-async function lockBlobs(tx: Queryable, blobs: readonly BlobRef[]): Promise<void> {
+/**
+ * Takes the blob locks of `runIds` for the rest of transaction `tx`, in sorted order (two
+ * collectors never wait on each other): exclusive for the collector, shared for a sync.
+ */
+async function lockRuns(
+  tx: Queryable,
+  runIds: readonly string[],
+  how: 'exclusive' | 'shared',
+): Promise<void> {
+  const fn = how === 'exclusive' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
   await tx.query(
-    `select pg_advisory_xact_lock(hashtextextended(k, 0))
-     from unnest($1::text[]) as k order by k`,
-    [lockKeys(blobs)],
+    `select ${fn}(hashtextextended($1 || r, 0)) from unnest($2::text[]) as r order by r`,
+    [LOCK_PREFIX, [...new Set(runIds)].sort()],
   );
 }
 
 /**
  * Records that a sync of `runId` is about to put these blobs (of its own prefix), under
- * their locks: from here until its commit clears the record, no collector deletes them.
+ * the run's shared blob lock: from here until its commit clears the record, no
+ * collector deletes them.
  */
 export async function recordBlobUploads(
   db: Db,
@@ -51,10 +60,7 @@ export async function recordBlobUploads(
 ): Promise<void> {
   if (hashes.length === 0) return;
   await db.transaction(async (tx) => {
-    await lockBlobs(
-      tx,
-      hashes.map((hash) => ({ runId, hash })),
-    );
+    await lockRuns(tx, [runId], 'shared');
     await tx.execute(
       `insert into blob_upload (blob_run_id, hash)
        select $1, h from unnest($2::text[]) as h
@@ -78,16 +84,20 @@ export async function clearBlobUploads(
 }
 
 /**
- * In transaction `tx`, takes the locks of `candidates` and answers those nothing needs:
- * no entry names them and no fresh upload record holds them. Delete those before `tx`
- * ends, so no sync can record one of them in between.
+ * In transaction `tx`, takes the blob locks of the candidates' runs and answers the
+ * candidates nothing needs: no entry names them and no fresh upload record holds them.
+ * Delete those before `tx` ends, so no sync can record one of them in between.
  */
 export async function unneededBlobs(
   tx: Queryable,
   candidates: readonly BlobRef[],
 ): Promise<BlobRef[]> {
   if (candidates.length === 0) return [];
-  await lockBlobs(tx, candidates);
+  await lockRuns(
+    tx,
+    candidates.map((c) => c.runId),
+    'exclusive',
+  );
   const byRun = new Map<string, Set<string>>();
   for (const c of candidates) {
     const hashes = byRun.get(c.runId) ?? new Set<string>();

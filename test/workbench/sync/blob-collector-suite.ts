@@ -143,8 +143,8 @@ export async function blobCollectorSuite(
     const recording = recordBlobUploads(db, runId, [hash]).then(() => {
       recorded = true;
     });
-    // The record cannot be written while the collector holds the blob's lock: a row
-    // lock is visible in pg_locks as a waiter on the advisory lock.
+    // The record cannot be written while the collector holds the run's blob lock: the
+    // waiting sync is visible in pg_locks as an advisory lock not granted.
     await waitFor(async () => {
       const rows = await db.query<{ n: number }>(
         `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`,
