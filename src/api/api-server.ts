@@ -21,7 +21,7 @@
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` (see `cancel-routes.ts`) |
  * | `POST /v1/runs/:runId/calls/:callId/cancel` | `{command, effect}`: the command a call queued |
- * | `GET /v1/workspaces?includeReleased=` | `{workspaces}` |
+ * | `GET /v1/workspaces?includeReleased=&limit=&before=` | `{workspaces, nextBefore}`, newest first |
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
  * | `GET /v1/artifacts/:id` | `{artifact}` |
  * | `GET /v1/artifacts/:id/content` | the bytes |

@@ -34,6 +34,9 @@ let timer = null;
 // Refreshes overlap (the timer, a button); only the latest one may render, or an
 // answer read before a change could paint over the one read after it.
 let latest = 0;
+// The workspace list's pages: the cursor of each page shown after the first.
+const WORKSPACE_PAGE = 50;
+let workspacePages = [];
 // Who signed in: a user's token (user) or the operator credential (operator), which
 // sees the replicas, everyone's audit trail and tokens, and no user's runs.
 let mode = 'user';
@@ -111,7 +114,8 @@ async function refresh() {
     }
     const [fleet, ws, workers, consent, routed] = await Promise.all([
       api('/v1/fleet/workbenches'),
-      api('/v1/workspaces?includeReleased=' + includeReleased),
+      api('/v1/workspaces?includeReleased=' + includeReleased + '&limit=' + WORKSPACE_PAGE
+        + (workspacePages.length > 0 ? '&before=' + encodeURIComponent(workspacePages[workspacePages.length - 1]) : '')),
       api('/v1/workers'),
       api('/v1/consent-requests?status=pending'),
       api('/v1/worker-invocations?limit=20'),
@@ -137,6 +141,9 @@ async function refresh() {
       tr.appendChild(td);
       return tr;
     }), includeReleased ? 'You have no workspaces.' : 'You have no live workspaces.', 7);
+    $('workspaces-older').hidden = ws.nextBefore === null;
+    $('workspaces-older').dataset.before = ws.nextBefore || '';
+    $('workspaces-newer').hidden = workspacePages.length === 0;
     $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
     showError('');
   } catch (err) {
@@ -245,7 +252,12 @@ $('signin-form').addEventListener('submit', (e) => {
   $('token').value = '';
   showFleet();
 });
-$('include-released').addEventListener('change', refresh);
+$('include-released').addEventListener('change', () => { workspacePages = []; refresh(); });
+$('workspaces-older').addEventListener('click', () => {
+  workspacePages.push($('workspaces-older').dataset.before);
+  refresh();
+});
+$('workspaces-newer').addEventListener('click', () => { workspacePages.pop(); refresh(); });
 $('refresh').addEventListener('click', route);
 $('signout').addEventListener('click', () => {
   sessionStorage.removeItem(KEY);
@@ -313,6 +325,7 @@ const HTML_BODY = `
       <h2>Your workspaces</h2>
       <div class="toolbar"><label><input id="include-released" type="checkbox"> Include released</label><span class="note">Only your own workspaces are listed.</span></div>
       <table><thead><tr><th>Run</th><th>Node</th><th>Status</th><th>Released reason</th><th>Created</th><th>Released</th><th></th></tr></thead><tbody id="workspaces"></tbody></table>
+      <div class="toolbar"><button id="workspaces-newer" type="button" hidden>Newer workspaces</button><button id="workspaces-older" type="button" hidden>Older workspaces</button></div>
     </section><div class="user-only">${WORKERS_HTML}</div>
     </div>${RUN_HTML}${RECORDS_HTML}
   </div>

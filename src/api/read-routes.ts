@@ -14,9 +14,11 @@ import {
   getCommand,
   listArtifactsForOwner,
   listWorkspacesForOwner,
+  ownsWorkspace,
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { ApiError, invalidField, sendJson } from './http-io.js';
+import { listLimit, oneParam } from './page-query.js';
 import { artifactView, commandView, workspaceView } from './views.js';
 import { callerWorkers } from './worker-directory.js';
 
@@ -46,11 +48,37 @@ function booleanParam(query: URLSearchParams, name: string): boolean {
   throw invalidField(name, 'expected true or false');
 }
 
-/** `GET /v1/workspaces?includeReleased=true`: the caller's workspaces only. */
+/** Workspaces a page holds when `limit` is not given. */
+const WORKSPACE_PAGE_DEFAULT = 200;
+
+/**
+ * `GET /v1/workspaces?includeReleased=&limit=&before=`: the caller's workspaces only,
+ * newest first, a page at a time; `nextBefore` is the id to pass as `before` for the
+ * next (older) page, or null on the last.
+ */
 export async function listWorkspacesRoute(ctx: RouteContext): Promise<void> {
   const includeReleased = booleanParam(ctx.query, 'includeReleased');
-  const rows = await listWorkspacesForOwner(ctx.deps.db, ctx.caller.userId, { includeReleased });
-  sendJson(ctx.res, 200, { workspaces: rows.map(workspaceView) });
+  const limit = ctx.query.has('limit') ? listLimit(ctx.query) : WORKSPACE_PAGE_DEFAULT;
+  const before = oneParam(ctx.query, 'before');
+  const db = ctx.deps.db;
+  const owner = ctx.caller.userId;
+  // One row past the page says whether another page follows.
+  const rows = await listWorkspacesForOwner(db, owner, {
+    includeReleased,
+    limit: limit + 1,
+    ...(before === undefined ? {} : { before }),
+  });
+  if (rows.length === 0 && before !== undefined && !(await ownsWorkspace(db, owner, before))) {
+    throw invalidField(
+      'before',
+      `"${before}" is not one of your workspaces; pass the nextBefore of the previous page`,
+    );
+  }
+  const page = rows.slice(0, limit);
+  sendJson(ctx.res, 200, {
+    workspaces: page.map(workspaceView),
+    nextBefore: rows.length > limit ? page[page.length - 1]!.id : null,
+  });
 }
 
 /** `GET /v1/artifacts?runId=`: the caller's promoted artifacts, newest first. */

@@ -235,6 +235,23 @@ export interface CommandPage {
   readonly nextBefore: string | null;
 }
 
+/** What `listWorkspacePage` may select. */
+export interface ListWorkspacesOptions {
+  /** Released workspaces too, not only live ones. */
+  readonly includeReleased?: boolean;
+  /** Workspaces per page, 1 to 500; the server's default is 200. */
+  readonly limit?: number;
+  /** Only workspaces older than this one: the `nextBefore` of the previous page. */
+  readonly before?: string;
+}
+
+/** One page of the caller's workspaces, newest first. */
+export interface WorkspacePage {
+  readonly workspaces: readonly WorkspaceRecord[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  readonly nextBefore: string | null;
+}
+
 /** A workspace row of one of the caller's runs. */
 export interface WorkspaceRecord {
   readonly id: string;

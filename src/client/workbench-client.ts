@@ -51,11 +51,13 @@ import type {
   FsWritePayload,
   ListCommandsOptions,
   ListRunsOptions,
+  ListWorkspacesOptions,
   MeAnswer,
   Run,
   RunPage,
   TerminalRunStatus,
   TokenRecord,
+  WorkspacePage,
   WorkspaceRecord,
 } from './types.js';
 import { VersionClient } from './version-client.js';
@@ -269,13 +271,28 @@ export class WorkbenchClient {
     };
   }
 
-  /** The caller's workspaces; released ones too when `includeReleased`. */
+  /** The caller's workspaces, the newest page of them; released ones too when `includeReleased`. */
   async listWorkspaces(
     options: { includeReleased?: boolean } = {},
   ): Promise<readonly WorkspaceRecord[]> {
-    const query = options.includeReleased ? '?includeReleased=true' : '';
-    const body = await this.http.json('GET', `/v1/workspaces${query}`);
-    return field<WorkspaceRecord[]>(body, 'workspaces');
+    return (await this.listWorkspacePage(options)).workspaces;
+  }
+
+  /**
+   * One page of the caller's workspaces, newest first. Page on with
+   * `before: page.nextBefore` until it is null.
+   */
+  async listWorkspacePage(options: ListWorkspacesOptions = {}): Promise<WorkspacePage> {
+    const search = new URLSearchParams(pageSearch(options).slice(1));
+    if (options.includeReleased) search.set('includeReleased', 'true');
+    const body = await this.http.json(
+      'GET',
+      `/v1/workspaces${search.size > 0 ? `?${search}` : ''}`,
+    );
+    return {
+      workspaces: field<WorkspaceRecord[]>(body, 'workspaces'),
+      nextBefore: field<string | null>(body, 'nextBefore'),
+    };
   }
 
   /** The caller's promoted artifacts, of one run when `runId` is given. */

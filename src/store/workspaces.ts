@@ -225,19 +225,38 @@ export async function markRunWorkspacesDeleted(q: Queryable, runId: string): Pro
   );
 }
 
-/** A user's workspaces, newest first; released ones only when asked. */
+/**
+ * A user's workspaces, newest first; released ones only when asked. `before` (a workspace
+ * id of the user's) starts the page after it, for paging.
+ */
 export async function listWorkspacesForOwner(
   q: Queryable,
   ownerUserId: string,
-  opts: { includeReleased?: boolean; limit?: number } = {},
+  opts: { includeReleased?: boolean; limit?: number; before?: string } = {},
 ): Promise<Workspace[]> {
   const rows = await q.query(
-    `select ${WORKSPACE_COLUMNS} from workbench_workspace
+    `select ${WORKSPACE_COLUMNS} from workbench_workspace w
      where owner_user_id = $1 and (status = 'provisioned' or ($2 and status = 'released'))
-     order by created_at desc, id limit $3`,
-    [ownerUserId, opts.includeReleased ?? false, opts.limit ?? 200],
+       and ($4::text is null or (w.created_at, w.id) < (
+         select b.created_at, b.id from workbench_workspace b
+         where b.id = $4::text and b.owner_user_id = $1))
+     order by created_at desc, id desc limit $3`,
+    [ownerUserId, opts.includeReleased ?? false, opts.limit ?? 200, opts.before ?? null],
   );
   return rows.map(toWorkspace);
+}
+
+/** Whether `workspaceId` is one of `ownerUserId`'s workspaces. */
+export async function ownsWorkspace(
+  q: Queryable,
+  ownerUserId: string,
+  workspaceId: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    `select 1 from workbench_workspace where id = $1 and owner_user_id = $2`,
+    [workspaceId, ownerUserId],
+  );
+  return rows.length > 0;
 }
 
 /** Live workspaces that name a node, for its sweeper. */

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { WorkbenchClient } from '../../src/client/index.js';
 import { createApiToken } from '../../src/store/index.js';
 import { envelope, startApiHarness } from './api-support.js';
 
@@ -99,6 +100,65 @@ t.test("another user's run is not_found everywhere, and nothing happens to it", 
   t.same(bobs.body.workspaces, [], "bob's list never shows alice's workspaces");
   const alices = await h.json<WorkspacesBody>(h.alice, 'GET', '/v1/workspaces');
   t.ok(alices.body.workspaces.some((w) => w.runId === run.id));
+});
+
+t.test('the workspace list comes a page at a time, newest first', async (t) => {
+  const { token: dora } = await createApiToken(h.db, 'dora');
+  const runs: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const run = await newRun(dora);
+    t.equal((await dispatch(dora, run.id, 'fs_write', { path: 'f.txt', content: 'x' })).ok, true);
+    runs.push(run.id);
+  }
+  type Page = WorkspacesBody & { nextBefore: string | null };
+  const seen: Page['workspaces'] = [];
+  const sizes: number[] = [];
+  let before: string | null = null;
+  do {
+    const query: string = `/v1/workspaces?limit=2${before === null ? '' : `&before=${before}`}`;
+    const page: { status: number; body: Page } = await h.json<Page>(dora, 'GET', query);
+    t.equal(page.status, 200);
+    sizes.push(page.body.workspaces.length);
+    seen.push(...page.body.workspaces);
+    before = page.body.nextBefore;
+  } while (before !== null && sizes.length < 10);
+  t.same(sizes, [2, 2, 1], 'three pages, the last one short, and then no cursor');
+  t.same(
+    seen.map((w) => w.runId),
+    [...runs].reverse(),
+    'every workspace once, newest first',
+  );
+
+  const client = new WorkbenchClient({ baseUrl: h.url, token: dora });
+  const first = await client.listWorkspacePage({ limit: 3 });
+  t.equal(first.workspaces.length, 3);
+  const rest = await client.listWorkspacePage({ limit: 3, before: first.nextBefore! });
+  t.same(
+    [...first.workspaces, ...rest.workspaces].map((w) => w.runId),
+    [...runs].reverse(),
+    'the client pages the same way',
+  );
+  t.equal(rest.nextBefore, null);
+
+  const alices = await h.json<WorkspacesBody>(h.alice, 'GET', '/v1/workspaces?limit=1');
+  const foreign = alices.body.workspaces[0]!.id;
+  const refused = await h.json<{ errorCode: string; message: string }>(
+    dora,
+    'GET',
+    `/v1/workspaces?before=${foreign}`,
+  );
+  t.equal(refused.status, 400, "another user's workspace is no cursor");
+  t.equal(refused.body.errorCode, 'invalid_arguments');
+  t.match(refused.body.message, /before.*nextBefore/);
+  for (const bad of ['limit=0', 'limit=501', 'limit=x', 'before=']) {
+    const res = await h.json<{ errorCode: string; message: string }>(
+      dora,
+      'GET',
+      `/v1/workspaces?${bad}`,
+    );
+    t.equal(res.status, 400, bad);
+    t.match(res.body.message, bad.split('=')[0]!, `${bad}: the message names the parameter`);
+  }
 });
 
 t.test('ending a run releases its workspace; the released list says why', async (t) => {

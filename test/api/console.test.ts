@@ -449,6 +449,48 @@ t.test('Audit and Tokens: searched, paged, a token revoked', async (t) => {
   await page.close();
 });
 
+t.test('the workspace list pages: 50 at a time, older and newer', async (t) => {
+  // A user of their own with 55 workspaces, signed in with an agent token the operator made.
+  for (let i = 0; i < 55; i++) {
+    const runId = `run-pager-${String(i).padStart(2, '0')}`;
+    await createRun(db, { id: runId, ownerUserId: 'pager' });
+    await provisionWorkspace(db, { runId, nodeId: 'local-1', ownerUserId: 'pager' });
+  }
+  const made = await fetch(`${api}/admin/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ userId: 'pager', label: 'paging' }),
+  });
+  t.equal(made.status, 201);
+  const pagerToken = ((await made.json()) as { secret: string }).secret;
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${consoleUrl}#token=${pagerToken}`);
+  const rows = page.locator('#workspaces tr[data-run-id]');
+  const runIds = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')));
+  const count = (n: number) =>
+    eventually(`${n} workspaces shown`, async () => (await rows.count()) === n);
+  await count(50);
+  const first = await runIds();
+  t.equal(first[0], 'run-pager-54', 'newest first');
+  t.ok(await page.locator('#workspaces-newer').isHidden(), 'no newer page on the first');
+  await page.locator('#workspaces-older').click();
+  await count(5);
+  t.same(
+    await runIds(),
+    ['run-pager-04', 'run-pager-03', 'run-pager-02', 'run-pager-01', 'run-pager-00'],
+    'the older page holds the rest',
+  );
+  t.ok(await page.locator('#workspaces-older').isHidden(), 'no older page after the last');
+  await shot(t, page, 'workspaces-older');
+  await page.locator('#workspaces-newer').click();
+  await count(50);
+  t.same(await runIds(), first, 'back to the first page');
+  t.same(errors, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
 t.test('the operator credential: replicas, everyone’s audit trail and tokens', async (t) => {
   const page = await browser.newPage();
   const errors: string[] = [];
@@ -466,11 +508,21 @@ t.test('the operator credential: replicas, everyone’s audit trail and tokens',
   const owners = await page.locator('#audit tr[data-event-type] td:nth-child(3)').allTextContents();
   t.ok(owners.includes('dev'), 'dev’s events');
   await page.locator('nav a', { hasText: 'Tokens' }).click();
+  const tokenUsers = () =>
+    page.locator('#tokens tr[data-token-id] td:nth-child(2)').allTextContents();
+  // Unsearched, every user's tokens: dev's and the paging test's user's.
+  await eventually('everyone’s tokens listed', async () => {
+    const users = await tokenUsers();
+    return users.includes('dev') && users.includes('pager');
+  });
+  t.pass('every user’s tokens, unsearched');
   await page.locator('#tokens-user').fill('dev');
   await page.locator('#tokens-form button').click();
-  await page.locator('#tokens tr[data-token-id]').first().waitFor({ timeout: 15_000 });
-  const users = await page.locator('#tokens tr[data-token-id] td:nth-child(2)').allTextContents();
-  t.ok(users.length > 0 && users.every((u) => u === 'dev'), 'one user’s tokens, searched');
+  await eventually('only dev’s tokens listed', async () => {
+    const users = await tokenUsers();
+    return users.length > 0 && users.every((u) => u === 'dev');
+  });
+  t.pass('one user’s tokens, searched');
   await shot(t, page, 'operator-tokens');
   t.same(errors, [], 'no script errors and no CSP violations');
   await page.close();
