@@ -55,15 +55,17 @@ export async function insertAuditEvent(q: Queryable, event: NewAuditEvent): Prom
   return Number(rows[0]!.id);
 }
 
+/** The columns {@link toEvent} reads. */
+const AUDIT_COLUMNS =
+  'id, event_type, run_id, workspace_id, command_id, owner_user_id, metadata, created_at';
+
 /** Audit events in the order written, filtered by run and/or command. */
 export async function listAuditEvents(
   q: Queryable,
   filter: { runId?: string; commandId?: string; afterId?: number; limit?: number },
 ): Promise<AuditEvent[]> {
   const rows = await q.query(
-    `select id, event_type, run_id, workspace_id, command_id, owner_user_id, metadata,
-       created_at
-     from audit_event
+    `select ${AUDIT_COLUMNS} from audit_event
      where ($1::text is null or run_id = $1) and ($2::text is null or command_id = $2)
        and id > $3
      order by id limit $4`,
@@ -90,9 +92,7 @@ export async function pageAuditEvents(
   filter: AuditPageFilter,
 ): Promise<AuditEvent[]> {
   const rows = await q.query(
-    `select id, event_type, run_id, workspace_id, command_id, owner_user_id, metadata,
-       created_at
-     from audit_event
+    `select ${AUDIT_COLUMNS} from audit_event
      where ($1::text is null or owner_user_id = $1) and ($2::text is null or run_id = $2)
        and ($3::text is null or starts_with(event_type, $3))
        and ($4::bigint is null or id < $4)

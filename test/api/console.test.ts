@@ -69,6 +69,18 @@ if (!api || !consoleUrl || !token || !signInLink)
 // The operator credential npm start keeps in its data directory.
 const operator = (await readFile(join(cwd, '.data', 'operator-token'), 'utf8')).trim();
 
+/** An agent token the operator makes for `userId`: its id and secret. */
+async function operatorMadeToken(t: Test, userId: string, label: string) {
+  const res = await fetch(`${api}/admin/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ userId, label }),
+  });
+  t.equal(res.status, 201, `a token for ${userId}`);
+  const body = (await res.json()) as { token: { id: string }; secret: string };
+  return { id: body.token.id, secret: body.secret };
+}
+
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(`${api}${path}`, {
     method,
@@ -403,13 +415,7 @@ t.test('a run deleted from its page is gone', async (t) => {
 });
 
 t.test('Audit and Tokens: searched, paged, a token revoked', async (t) => {
-  const spare = await fetch(`${api}/admin/tokens`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ userId: 'dev', label: 'spare for the console' }),
-  });
-  t.equal(spare.status, 201);
-  const spareId = ((await spare.json()) as { token: { id: string } }).token.id;
+  const spareId = (await operatorMadeToken(t, 'dev', 'spare for the console')).id;
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
@@ -456,13 +462,7 @@ t.test('the workspace list pages: 50 at a time, older and newer', async (t) => {
     await createRun(db, { id: runId, ownerUserId: 'pager' });
     await provisionWorkspace(db, { runId, nodeId: 'local-1', ownerUserId: 'pager' });
   }
-  const made = await fetch(`${api}/admin/tokens`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ userId: 'pager', label: 'paging' }),
-  });
-  t.equal(made.status, 201);
-  const pagerToken = ((await made.json()) as { secret: string }).secret;
+  const pagerToken = (await operatorMadeToken(t, 'pager', 'paging')).secret;
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
