@@ -25,9 +25,9 @@ import {
   type Db,
   getLiveWorkspace,
 } from '../src/store/index.js';
-import { createLogger, type Logger } from '../src/telemetry/logger.js';
-import type { WorkbenchHost } from '../src/workbench/host.js';
-import { type BuiltHost, createWorkbenchHost } from '../src/workbench/host-factory.js';
+import { createLogger, type Logger } from '../src/telemetry/index.js';
+import type { WorkbenchHost } from '../src/workbench/index.js';
+import { type BuiltHost, createWorkbenchHost } from '../src/workbench/index.js';
 
 /** How long a stopped node waits for its event loop to empty before it exits anyway, ms. */
 export const EXIT_AFTER_STOP_MS = 2_000;

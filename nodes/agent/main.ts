@@ -14,7 +14,7 @@
  */
 
 import { Registry } from 'prom-client';
-import { startAgentNode } from '../../src/agent/agent-node.js';
+import { startAgentNode } from '../../src/agent/index.js';
 import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';

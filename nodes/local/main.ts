@@ -20,7 +20,7 @@ import {
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { openDb, pgliteTemplatePath } from '../../src/store/index.js';
-import { startMetricsServer } from '../../src/telemetry/metrics.js';
+import { startMetricsServer } from '../../src/telemetry/index.js';
 import {
   affinityReader,
   bootNode,

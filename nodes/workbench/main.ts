@@ -11,7 +11,7 @@
 import { createWorkbenchHandler, MeshServer, packageVersion } from '../../src/mesh/index.js';
 import { ABORT_WAIT_MS } from '../../src/queue/index.js';
 import { openDb } from '../../src/store/index.js';
-import { startMetricsServer } from '../../src/telemetry/metrics.js';
+import { startMetricsServer } from '../../src/telemetry/index.js';
 import {
   bootNode,
   buildNodeHost,

@@ -27,7 +27,7 @@ import {
   resolveTokenIdentity,
   type Subscription,
 } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { type PortOpener, portOpener } from './port-opener.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';

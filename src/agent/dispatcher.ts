@@ -43,7 +43,7 @@ import {
   type PickNeeds,
   pickPeer,
 } from '../mesh/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { noWorkbenchPeer } from './no-peer.js';
 import type { WorkbenchRouter } from './router.js';
 import type { WorkerReroute } from './worker-reroute.js';

@@ -5,10 +5,21 @@
  * @packageDocumentation
  */
 
-export * from './agent-node.js';
-export * from './dispatcher.js';
-export * from './no-peer.js';
-export * from './port-opener.js';
-export * from './router.js';
-export * from './run-release.js';
+export {
+  type AgentNode,
+  type AgentNodeDeps,
+  startAgentNode,
+  WORKBENCH_PEER_TYPE,
+} from './agent-node.js';
+export {
+  AgentDispatcher,
+  type AgentDispatcherOptions,
+  type DispatchOutcome,
+  PEER_WAIT_MS,
+  type Route,
+} from './dispatcher.js';
+export { type NoPeerContext, noWorkbenchPeer } from './no-peer.js';
+export { type PortOpener, type PortOpenerOptions, portOpener } from './port-opener.js';
+export { registryRouter, type WorkbenchRouter } from './router.js';
+export { RELEASE_WAIT_MS, releaseRunOnReplicas } from './run-release.js';
 export type { WorkerCallStopper } from './worker-calls.js';

@@ -15,7 +15,7 @@ import {
   settleWithin,
   WORKBENCH_RELEASE_RUN_METHOD,
 } from '../mesh/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 
 /** Default of the `waitMs` of {@link releaseRunOnReplicas}, ms. */
 export const RELEASE_WAIT_MS = 10_000;

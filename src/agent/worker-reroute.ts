@@ -58,7 +58,7 @@ import {
   raiseConsentRequest,
   readConsentState,
 } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { decideReroute, type GateDecision, type GateWorker } from './consent-gate.js';
 import {
   cutShort,

@@ -31,7 +31,7 @@ import {
   resolveOperatorCredential,
   revokeApiTokenById,
 } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { ApiDeps } from './api-deps.js';
 import { auditPage, auditQuery } from './audit-routes.js';
 import { bearerToken } from './auth.js';

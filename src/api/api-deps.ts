@@ -11,7 +11,7 @@ import type {
 import type { DispatchCallOptions } from '../mesh/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Command, Db } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { Caller } from './auth.js';
 import type { FleetSource } from './fleet.js';
 import type { WorkerDirectory } from './worker-directory.js';

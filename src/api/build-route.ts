@@ -23,7 +23,7 @@ import {
   systemAuthority,
 } from '../contract/index.js';
 import { getRun, insertAuditEvent } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { ApiDeps } from './api-deps.js';
 import { abortOnDisconnect, cancelOnDisconnect, sendResultStream } from './dispatch-routes.js';
 import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';

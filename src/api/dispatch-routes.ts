@@ -26,7 +26,7 @@ import {
   resultFromError,
 } from '../contract/index.js';
 import { getRunForOwner } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { RouteContext } from './api-deps.js';
 import {
   DISPATCH_BODY_LIMIT_BYTES,

@@ -5,11 +5,58 @@
  * @packageDocumentation
  */
 
-export * from './api-deps.js';
-export * from './api-server.js';
-export * from './auth.js';
-export * from './dev-token.js';
-export * from './fleet.js';
-export * from './readiness.js';
-export * from './release-reasons.js';
-export * from './worker-directory.js';
+export type {
+  ApiDeps,
+  ApiDispatcher,
+  RouteContext,
+  RouteHandler,
+} from './api-deps.js';
+export { type ApiServer, createApiHandler, matchRoute, startApiServer } from './api-server.js';
+export {
+  authenticate,
+  bearerToken,
+  type Caller,
+  decidedBy,
+  type PersonDecision,
+  requirePerson,
+} from './auth.js';
+export {
+  DEV_TOKEN_FILE,
+  DEV_USER_ID,
+  type DevToken,
+  ensureDevToken,
+  ensureOperatorToken,
+  ensurePersonToken,
+  OPERATOR_TOKEN_FILE,
+  PERSON_TOKEN_FILE,
+} from './dev-token.js';
+export {
+  type FleetBuildState,
+  type FleetReplica,
+  type FleetSource,
+  type FleetView,
+  fleetBuildState,
+  type LocalFleetDeps,
+  localFleet,
+  remoteFleet,
+} from './fleet.js';
+export {
+  createReadinessProbe,
+  type DatabaseProbe,
+  decideReadiness,
+  type FleetProbe,
+  probeDatabase,
+  probeFleet,
+  READINESS_TIMEOUT_MS,
+  type Readiness,
+  type ReadinessCheck,
+  type ReadinessDeps,
+  type ReadinessInput,
+} from './readiness.js';
+export { describeReleaseReason, RELEASE_REASON_TEXT } from './release-reasons.js';
+export {
+  callerWorkers,
+  isCallerWorker,
+  type LiveWorker,
+  type WorkerDirectory,
+} from './worker-directory.js';

@@ -19,7 +19,7 @@
 
 import type { Queryable } from '../store/index.js';
 import { StoreError } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { FleetSource, FleetView } from './fleet.js';
 
 /** How long a readiness probe waits for the database (and the fleet), ms. */

@@ -18,7 +18,7 @@ import {
   StoreError,
   TERMINAL_RUN_STATUSES,
 } from '../store/index.js';
-import { deleteRunData, endRun } from '../workbench/lifecycle/index.js';
+import { deleteRunData, endRun } from '../workbench/index.js';
 import type { RouteContext } from './api-deps.js';
 import {
   ApiError,

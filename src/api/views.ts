@@ -10,11 +10,11 @@ import type {
   WorkerConsentView,
   WorkerInvocationView,
 } from '../contract/index.js';
+import { commandAnswer } from '../queue/index.js';
 import {
   type Artifact,
   type Command,
   type ConsentRequestRecord,
-  commandAnswer,
   consentCard,
   type Run,
   type WorkerConsent,

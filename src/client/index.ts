@@ -28,12 +28,101 @@ export {
   WORKBENCH_TOOL_NAME,
   workbenchToolDefinition,
 } from '../contract/index.js';
-export * from './artifact-download.js';
-export * from './client-error.js';
-export * from './client-options.js';
-export * from './id-checks.js';
-export * from './ndjson-stream.js';
-export * from './process-client.js';
-export * from './types.js';
-export * from './version-client.js';
-export * from './workbench-client.js';
+export {
+  type ArtifactBody,
+  type DownloadResult,
+  type ProgressListener,
+  writeArtifact,
+} from './artifact-download.js';
+export {
+  ClientError,
+  type ClientErrorCode,
+  codeForStatus,
+  errorFromResponse,
+  isAbortError,
+  unreachableError,
+} from './client-error.js';
+export {
+  type BuildRequest,
+  type DispatchStreamOptions,
+  type DownloadOptions,
+  type FileCallOptions,
+  fileQuery,
+  type WorkbenchClientOptions,
+  type WorkbenchHostFn,
+} from './client-options.js';
+export { checkedId, checkedPath, idSegment } from './id-checks.js';
+export {
+  isDispatchResult,
+  NdjsonSplitter,
+  type OutputStream,
+  parseStreamEvent,
+  readDispatchStream,
+  type StreamEvent,
+} from './ndjson-stream.js';
+export {
+  type FollowedOutput,
+  type FollowOptions,
+  ProcessClient,
+  type ProcessStartRequest,
+} from './process-client.js';
+export {
+  type ApproveAnswer,
+  type ArtifactRecord,
+  type CancelAnswer,
+  type CommandEnding,
+  type CommandPage,
+  type CommandRecord,
+  type CommandStatus,
+  type CommandSummaryRecord,
+  type ConsentCard,
+  type ConsentRequestView,
+  type ConsentStatus,
+  type CreateRunOptions,
+  type DeletedCounts,
+  type DenyAnswer,
+  type DispatchRequest,
+  type EgressRefusal,
+  type ExecPayload,
+  type ExpectedOutputResult,
+  type FilesRefused,
+  type FleetView,
+  type FsListEntry,
+  type FsListPayload,
+  type FsReadPayload,
+  type FsWritePayload,
+  isScope,
+  isTerminalRunStatus,
+  isTokenKind,
+  type KillSwitchAnswer,
+  type ListCommandsOptions,
+  type ListRunsOptions,
+  type ListWorkspacesOptions,
+  type MeAnswer,
+  type OutputError,
+  type PromotedArtifact,
+  type PromotePayload,
+  type RefusedPath,
+  type Run,
+  type RunNetwork,
+  type RunNetworkRequest,
+  type RunPage,
+  type RunStatus,
+  SCOPES,
+  type Scope,
+  type SetScopeAnswer,
+  scopeCovers,
+  TERMINAL_RUN_STATUSES,
+  type TerminalRunStatus,
+  TOKEN_KINDS,
+  type TokenKind,
+  type TokenRecord,
+  type WorkerConsentView,
+  type WorkerInvocationView,
+  type WorkersAnswer,
+  type WorkerView,
+  type WorkspacePage,
+  type WorkspaceRecord,
+} from './types.js';
+export { type ForkAnswer, VersionClient, type VersionRef } from './version-client.js';
+export { WorkbenchClient } from './workbench-client.js';

@@ -36,24 +36,141 @@
  * @packageDocumentation
  */
 
-export * from './action-reference.js';
-export * from './actions.js';
+export { renderActionReference } from './action-reference.js';
+export {
+  ACTION_NAMES,
+  ACTION_SCHEMAS,
+  type ActionArgs,
+  type ActionArgsInput,
+  type ActionName,
+  buildArgsSchema,
+  DEFAULT_LIST_LIMIT,
+  ENV_NAME_PATTERN,
+  type ExecRequest,
+  type ExpectedOutput,
+  execArgsSchema,
+  execRequestOf,
+  execRequestSchema,
+  expectedOutputSchema,
+  fetchArgsSchema,
+  fsDeleteArgsSchema,
+  fsListArgsSchema,
+  fsReadArgsSchema,
+  fsWriteArgsSchema,
+  isActionName,
+  isMutatingAction,
+  isToolActionName,
+  MAX_ARTIFACT_NAME_CHARS,
+  MAX_COMMAND_CHARS,
+  MAX_ENV_ENTRIES,
+  MAX_ENV_VALUE_CHARS,
+  MAX_EXPECTED_OUTPUTS,
+  MAX_FILE_WRITE_BYTES,
+  MAX_LIST_LIMIT,
+  MAX_PATH_CHARS,
+  MAX_PAYLOAD_CHARS,
+  MAX_TIMEOUT_MS,
+  MAX_UPLOAD_BYTES,
+  MAX_URL_CHARS,
+  PAYLOAD_ARG_FIELDS,
+  parseExecRequest,
+  promoteArtifactArgsSchema,
+  SYSTEM_ONLY_ACTIONS,
+  type SystemOnlyActionName,
+  TOOL_ACTION_NAMES,
+  type ToolActionName,
+  UPLOAD_ID_PATTERN,
+} from './actions.js';
 export type { AddressCategory, AddressClass, EmbeddingForm } from './address-class.js';
 export { classifyAddress } from './address-class.js';
 export type { AddressVerdict } from './address-policy.js';
 export { evaluateAddress } from './address-policy.js';
-export * from './admission.js';
-export * from './authority.js';
-export * from './build-toolchain.js';
-export * from './call-digest.js';
-export * from './caller-gone.js';
+export { admitEnvelope } from './admission.js';
+export {
+  type Authority,
+  type AuthorityClass,
+  checkActionAuthority,
+  isSystemAuthority,
+  isUserSubject,
+  MAX_SUBJECT_CHARS,
+  SYSTEM_SUBJECT_PREFIX,
+  systemAuthority,
+  USER_SUBJECT_PREFIX,
+  userAuthority,
+} from './authority.js';
+export {
+  BUILD_TOOLS,
+  type BuildTool,
+  type BuildUnavailablePayload,
+  buildUnavailable,
+  canBuild,
+  DEFAULT_BUILD_SCRIPT,
+  isBuildTool,
+  type ReplicaBuildState,
+  replicaBuildState,
+  type Toolchain,
+  type ToolchainProblem,
+} from './build-toolchain.js';
+export { callDigest, canonicalJson } from './call-digest.js';
+export { abortDetaches, CallerGoneError, isCallerGone } from './caller-gone.js';
 export type { CidrRange, ParsedCidr } from './cidr-range.js';
 export { cidr, cidrContains, parseCidr } from './cidr-range.js';
-export * from './egress-policy.js';
-export * from './envelope.js';
-export * from './environment.js';
-export * from './errors.js';
-export * from './exec-programs.js';
+export {
+  allowingRule,
+  type EgressPolicy,
+  formatHostRule,
+  type HostRule,
+  MAX_HOST_RULES,
+  NO_EGRESS,
+  normalizeHostName,
+  parseHostRule,
+  ruleCovers,
+  ruleMatches,
+  withinCeiling,
+} from './egress-policy.js';
+export { type EndingAnswer, endingAnswer, outputText } from './ending-answer.js';
+export {
+  type Envelope,
+  type EnvelopeBase,
+  type EnvelopeFor,
+  type EnvelopeParseResult,
+  envelopeToWire,
+  type InvalidArgumentsPayload,
+  MAX_ID_CHARS,
+  parseEnvelope,
+} from './envelope.js';
+export {
+  type EnvironmentEvaluation,
+  type EnvironmentHint,
+  type EnvironmentMismatchPayload,
+  type EnvironmentProvides,
+  environmentFailure,
+  environmentHintSchema,
+  environmentMismatchFromPayload,
+  environmentMismatchPayload,
+  evaluateEnvironment,
+  GOOS_VALUES,
+  type GoOs,
+  goosFromNodePlatform,
+  MAX_HINT_NEEDS,
+  NEEDS,
+  type Need,
+  UNMET_NEED_VALUES,
+  type UnmetNeed,
+  WORKBENCH_OS,
+  WORKBENCH_PROVIDES,
+} from './environment.js';
+export {
+  ERROR_CODE_LIST,
+  ERROR_CODES,
+  type ErrorCategory,
+  type ErrorCode,
+  type ErrorCodeInfo,
+  errorCategory,
+  isErrorCode,
+  WorkbenchError,
+} from './errors.js';
+export { EXEC_PROGRAMS_SUMMARY, EXEC_SUMMARY_PROGRAMS } from './exec-programs.js';
 export type { FieldProblem } from './field-problems.js';
 export type { IpAddress, ParsedHost } from './ip-address.js';
 export {
@@ -63,15 +180,133 @@ export {
   parseIPv6,
   parseIpAddress,
 } from './ip-address.js';
-export * from './node-stopping.js';
-export * from './process-actions.js';
-export * from './result.js';
-export * from './run-id.js';
-export * from './run-network.js';
-export * from './scope.js';
-export * from './token-kind.js';
-export * from './tool-definition.js';
-export * from './version-actions.js';
-export * from './wire-shapes.js';
-export * from './worker-consent.js';
-export * from './worker-views.js';
+export {
+  isNodeStopping,
+  NODE_DRAINING,
+  NodeStoppingError,
+  refusedBeforeRunning,
+  WORKSPACE_MOVED,
+} from './node-stopping.js';
+export {
+  DEFAULT_PROCESS_READ_BYTES,
+  DEFAULT_PROCESS_WAIT_MS,
+  MAX_PROCESS_LIST,
+  MAX_PROCESS_READ_BYTES,
+  MAX_PROCESS_WAIT_MS,
+  MAX_PTY_SIZE,
+  PROCESS_ID_PATTERN,
+  PROCESS_SIGNALS,
+  type ProcessErrorCode,
+  type ProcessOutputPayload,
+  type ProcessSignal,
+  type ProcessStartPayload,
+  type ProcessState,
+  type ProcessView,
+  processListArgsSchema,
+  processOutputArgsSchema,
+  processResizeArgsSchema,
+  processShellArgsSchema,
+  processSignalArgsSchema,
+  processStartArgsSchema,
+  processWaitArgsSchema,
+  processWriteArgsSchema,
+} from './process-actions.js';
+export {
+  type DispatchFailure,
+  type DispatchResult,
+  type DispatchSuccess,
+  errorResult,
+  INTERNAL_ERROR_MESSAGE,
+  okResult,
+  resultFromError,
+  type WorkerRouting,
+} from './result.js';
+export { checkRunId, isRunId, MAX_RUN_ID_CHARS } from './run-id.js';
+export {
+  checkRunNetwork,
+  type EgressBounds,
+  type EgressRefusal,
+  effectivePolicy,
+  MAX_RUN_SECRETS,
+  NO_RUN_NETWORK,
+  type ParsedRunNetwork,
+  parseRunNetwork,
+  type RunNetwork,
+  type RunNetworkProblem,
+  type RunNetworkRequest,
+  SECRET_NAME_PATTERN,
+} from './run-network.js';
+export { higherScope, isScope, SCOPES, type Scope, scopeCovers } from './scope.js';
+export { isTokenKind, TOKEN_KINDS, type TokenKind } from './token-kind.js';
+export {
+  actionArgsJsonSchema,
+  environmentHintJsonSchema,
+  type JsonSchema,
+  type ToolDefinition,
+  WORKBENCH_TOOL_NAME,
+  workbenchToolDefinition,
+} from './tool-definition.js';
+export {
+  DEFAULT_DIFF_ENTRIES,
+  DEFAULT_VERSION_LIST,
+  type DiffEntry,
+  type DiffSide,
+  MAX_DIFF_ENTRIES,
+  MAX_VERSION_LABEL_CHARS,
+  MAX_VERSION_LIST,
+  VERSION_LABEL_PATTERN,
+  type VersionDiffPayload,
+  type VersionListPayload,
+  type VersionRestorePayload,
+  type VersionSource,
+  type VersionView,
+  versionCheckpointArgsSchema,
+  versionDiffArgsSchema,
+  versionLabel,
+  versionListArgsSchema,
+  versionRestoreArgsSchema,
+} from './version-actions.js';
+export {
+  type CommandEgress,
+  type CommandEnding,
+  type CommandRunResult,
+  type CommandStatus,
+  type ExecPayload,
+  type ExpectedOutputResult,
+  type FilesRefused,
+  isTerminalRunStatus,
+  MAX_EGRESS_REFUSALS,
+  type OutputError,
+  type OutputSink,
+  type OutputStream,
+  type PromotedArtifact,
+  type RefusedDestination,
+  type RefusedPath,
+  type RunStatus,
+  TERMINAL_RUN_STATUSES,
+  type TerminalRunStatus,
+} from './wire-shapes.js';
+export {
+  actionScope,
+  type ConsentCard,
+  type ConsentStatus,
+  isWorkerAction,
+  offeredNeeds,
+  READING_WORKER_ACTIONS,
+  REROUTED_FROM,
+  WORKER_ACTIONS,
+  type WorkerActionName,
+  type WorkerLack,
+  type WorkerOffer,
+} from './worker-consent.js';
+export type {
+  ApproveAnswer,
+  ConsentRequestView,
+  DenyAnswer,
+  KillSwitchAnswer,
+  SetScopeAnswer,
+  WorkerConsentView,
+  WorkerInvocationView,
+  WorkersAnswer,
+  WorkerView,
+} from './worker-views.js';

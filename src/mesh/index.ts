@@ -7,23 +7,119 @@
  * @packageDocumentation
  */
 
-export * from './backoff.js';
-export type * from './dispatch-target.js';
-export * from './frames.js';
-export * from './health-service.js';
-export * from './limits.js';
-export * from './mesh-auth.js';
-export * from './mesh-credentials.js';
-export * from './mesh-server.js';
-export * from './peer-connection.js';
-export * from './peer-picker.js';
-export * from './peer-registry.js';
-export * from './proto.js';
-export type * from './server-session.js';
+export { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
+export type {
+  DispatchCallOptions,
+  DispatchTarget,
+  PortTarget,
+  RunReleaseAnswer,
+  RunReleaseTarget,
+} from './dispatch-target.js';
+export {
+  type CancelFrame,
+  type DataFrame,
+  type DecodedFrame,
+  decodeFrame,
+  encodeFrame,
+  errorResponse,
+  type Frame,
+  type HealthFrame,
+  type HelloFrame,
+  type NodeType,
+  type OutputFrame,
+  type RequestFrame,
+  type ResponseFrame,
+  tolerantDeserializer,
+  type WireAuthority,
+} from './frames.js';
+export { HealthStatusTable, type ServingStatus } from './health-service.js';
+export {
+  clientChannelOptions,
+  HEALTH_INTERVAL_MS,
+  HEALTH_STALE_MS,
+  KEEPALIVE_TIME_MS,
+  KEEPALIVE_TIMEOUT_MS,
+  LOAD_SETTLE_MS,
+  MAX_FRAME_BYTES,
+  MAX_REQUEST_ID_CHARS,
+  OUTPUT_CHUNK_BYTES,
+  RESOLVE_INTERVAL_MS,
+  serverChannelOptions,
+  TUNNEL_WINDOW_BYTES,
+} from './limits.js';
+export {
+  checkMeshToken,
+  MESH_TOKEN_METADATA_KEY,
+  type MeshAuthResult,
+  meshTokenMetadata,
+  tokensEqual,
+} from './mesh-auth.js';
+export { channelCredentials, type ReadPem, serverCredentials } from './mesh-credentials.js';
+export {
+  type DrainOutcome,
+  MESH_SERVER_LIFECYCLE,
+  MeshServer,
+  type MeshServerOptions,
+  type MeshServerState,
+} from './mesh-server.js';
+export {
+  endpointKey,
+  PEER_LIFECYCLE,
+  PeerConnection,
+  type PeerConnectionOptions,
+  type PeerEndpoint,
+  type PeerState,
+} from './peer-connection.js';
+export { type PeerPick, type PeerView, type PickNeeds, pickPeer } from './peer-picker.js';
+export {
+  dnsResolver,
+  type FleetPeerView,
+  PeerRegistry,
+  type PeerRegistryOptions,
+  type PeerResolver,
+} from './peer-registry.js';
+export {
+  findPackageRoot,
+  HEALTH_SERVICE_NAME,
+  loadMeshProtos,
+  type MeshProtos,
+  NODE_SERVICE_NAME,
+  NODE_STREAM_PATH,
+  PROTO_LOADER_OPTIONS,
+  packageVersion,
+  protoDir,
+} from './proto.js';
+export type {
+  HandlerAnswer,
+  RequestContext,
+  RequestHandler,
+  ServedRequest,
+  SessionHost,
+  SessionStream,
+} from './server-session.js';
 export { responseFrame, ServerSession } from './server-session.js';
-export * from './settle-within.js';
-export * from './stream-caller.js';
-export * from './wire-authority.js';
-export * from './workbench-service.js';
-export * from './worker-hub.js';
-export * from './worker-method.js';
+export { settleWithin } from './settle-within.js';
+export {
+  type PeerRequestOptions,
+  PeerUnavailableError,
+  StreamCaller,
+  type TunnelOpening,
+} from './stream-caller.js';
+export { authorityFromWire, authorityToWire, type WireAuthorityResult } from './wire-authority.js';
+export {
+  answerFromResult,
+  createWorkbenchHandler,
+  resultFromResponse,
+  WORKBENCH_DISPATCH_METHOD,
+  WORKBENCH_PORT_METHOD,
+  WORKBENCH_RELEASE_RUN_METHOD,
+} from './workbench-service.js';
+export {
+  type LiveWorker,
+  WORKER_LINK_LIFECYCLE,
+  WorkerHub,
+  type WorkerHubOptions,
+  type WorkerLinkInfo,
+  type WorkerLinkState,
+} from './worker-hub.js';
+export { WORKER_DISPATCH_METHOD } from './worker-method.js';

@@ -23,8 +23,8 @@ import {
 } from '@grpc/grpc-js';
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
 import { NODE_DRAINING, NodeStoppingError, type Toolchain } from '../contract/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import type { Logger } from '../telemetry/index.js';
+import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 import type { HealthFrame, HelloFrame, NodeType } from './frames.js';
 import { tolerantDeserializer } from './frames.js';
 import { HealthStatusTable } from './health-service.js';

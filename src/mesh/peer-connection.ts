@@ -12,8 +12,8 @@
 
 import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
 import type { MeshTlsConfig } from '../config/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import type { Logger } from '../telemetry/index.js';
+import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
 import { FrameWriter } from './frame-writer.js';
 import {

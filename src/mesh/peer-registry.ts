@@ -10,7 +10,7 @@
 
 import { lookup } from 'node:dns/promises';
 import type { MeshTlsConfig, PeerSeed } from '../config/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { BackoffOptions } from './backoff.js';
 import type { HelloFrame } from './frames.js';
 import { RESOLVE_INTERVAL_MS } from './limits.js';

@@ -14,7 +14,7 @@
 
 import type { Writable } from 'node:stream';
 import { CallerGoneError, type OutputSink } from '../contract/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { FrameWriter } from './frame-writer.js';
 import {
   decodeFrame,

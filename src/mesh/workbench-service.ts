@@ -26,7 +26,7 @@ import {
   USER_SUBJECT_PREFIX,
   WorkbenchError,
 } from '../contract/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import type { DispatchTarget, PortTarget, RunReleaseTarget } from './dispatch-target.js';
 import type { ResponseFrame } from './frames.js';
 import type {

@@ -15,8 +15,8 @@
 
 import { type ServerDuplexStream, status } from '@grpc/grpc-js';
 import type { WorkerOffer } from '../contract/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import type { Logger } from '../telemetry/index.js';
+import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 import { FrameWriter } from './frame-writer.js';
 import { decodeFrame, type HelloFrame, type ResponseFrame, type WireAuthority } from './frames.js';
 import { HEALTH_STALE_MS } from './limits.js';

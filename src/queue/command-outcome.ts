@@ -27,9 +27,9 @@
  * @module
  */
 
-import { type ErrorCode, errorCategory, isErrorCode } from '../contract/errors.js';
-import type { CommandOutcome } from '../store/command-lease.js';
-import { type Command, TERMINAL_COMMAND_STATUSES } from '../store/commands.js';
+import { type ErrorCode, errorCategory, isErrorCode } from '../contract/index.js';
+import type { CommandOutcome } from '../store/index.js';
+import { type Command, TERMINAL_COMMAND_STATUSES } from '../store/index.js';
 import type { ExecutionResult } from './execution.js';
 
 /** Why a worker aborted an execution. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Command } from '../store/commands.js';
+import type { Command } from '../store/index.js';
 
 /** Options of {@link CommandPoll}. */
 export interface CommandPollOptions {

@@ -29,22 +29,22 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { WorkbenchError } from '../contract/errors.js';
-import { cancelCommand, claimCommands } from '../store/command-lease.js';
+import { WorkbenchError } from '../contract/index.js';
+import type { Db } from '../store/index.js';
 import {
   type Command,
+  cancelCommand,
+  claimCommands,
   countLiveCommands,
   enqueueCommand,
   getCommand,
   getCommands,
   type NewCommand,
-} from '../store/commands.js';
-import type { Db } from '../store/db.js';
-import { type CommandTelemetry, createCommandTelemetry } from '../telemetry/command-telemetry.js';
-import { type CommandMetrics, createCommandMetrics } from '../telemetry/metrics.js';
-import { StateMachine } from '../telemetry/state-machine.js';
+} from '../store/index.js';
+import { type CommandMetrics, createCommandMetrics, StateMachine } from '../telemetry/index.js';
 import { isTerminal } from './command-outcome.js';
 import { CommandPoll } from './command-poll.js';
+import { type CommandTelemetry, createCommandTelemetry } from './command-telemetry.js';
 import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import {

@@ -1,6 +1,6 @@
-import { WorkbenchError } from '../contract/errors.js';
 import type { OutputSink, OutputStream } from '../contract/index.js';
-import type { Command } from '../store/commands.js';
+import { WorkbenchError } from '../contract/index.js';
+import type { Command } from '../store/index.js';
 
 /**
  * A command that ran but whose outcome this node cannot record yet (the database is

@@ -6,16 +6,15 @@
  * @module
  */
 
-import type { ErrorCode } from '../contract/errors.js';
 /** Which output stream a chunk came from. */
 import type {
   CommandEgress,
   CommandRunResult,
+  ErrorCode,
   ExpectedOutputResult,
   OutputStream,
 } from '../contract/index.js';
-import type { NewArtifact } from '../store/artifacts.js';
-import type { Command, FilesRefused } from '../store/commands.js';
+import type { Command, FilesRefused, NewArtifact } from '../store/index.js';
 
 export type { OutputStream };
 

@@ -2,13 +2,48 @@
  * The durable command queue: enqueue, claim, lease, heartbeat, cancel, stale recovery
  * and the per-node worker. See {@link CommandQueue}.
  */
-export * from './command-outcome.js';
-export * from './command-queue.js';
-export * from './command-waiters.js';
-export * from './error-summary.js';
-export type * from './execution.js';
-export * from './queue-state.js';
-export * from './recovery-rule.js';
+export { commandAnswer, expectedOutputs } from './command-answer.js';
+export {
+  type AbortReason,
+  decideOutcome,
+  type ExecutionEnd,
+  FILES_NOT_SAVED,
+  failureCode,
+  isTerminal,
+  MAX_CLAIMS,
+  shouldRequeue,
+  TIMEOUT_CATEGORIES,
+  type TimeoutCategory,
+} from './command-outcome.js';
+export {
+  type Clock,
+  CommandQueue,
+  type CommandQueueOptions,
+  DEFAULT_LIVENESS_MS,
+  type EnqueueCall,
+  type WaitOptions,
+} from './command-queue.js';
+export { CommandWaiters, type PendingOutcome, pendingOutcomeError } from './command-waiters.js';
+export { type ErrorSummary, requestStrings, summarizeError } from './error-summary.js';
+export type {
+  ExecuteCommand,
+  ExecuteContext,
+  ExecutionResult,
+  FilesNotSaved,
+  OutputStream,
+} from './execution.js';
+export { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
+export {
+  decideRecovery,
+  type LivenessRule,
+  type LostEvidence,
+  livenessRule,
+  RECONNECT_SLACK_MS,
+  type RecoveryFacts,
+  type RecoveryVerdict,
+  recoveryBoundMs,
+  recoveryPeriodMs,
+} from './recovery-rule.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
 export { WakeUps } from './wake-ups.js';
 export { within } from './within.js';

@@ -1,5 +1,5 @@
-import { heartbeatCommandLease } from '../store/command-lease.js';
-import type { Queryable } from '../store/db.js';
+import type { Queryable } from '../store/index.js';
+import { heartbeatCommandLease } from '../store/index.js';
 
 /** Options of {@link keepLease}. */
 export interface LeaseKeeperOptions {

@@ -5,10 +5,8 @@
  */
 
 import type { OutputSink } from '../contract/index.js';
-import type { Command } from '../store/commands.js';
-import type { Db } from '../store/db.js';
-import type { Logger } from '../telemetry/logger.js';
-import type { CommandMetrics } from '../telemetry/metrics.js';
+import type { Command, Db } from '../store/index.js';
+import type { CommandMetrics, Logger } from '../telemetry/index.js';
 import type { ExecuteCommand } from './execution.js';
 
 /** A source of wall-clock time (ms since the epoch); tests pass one that runs ahead. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { defineStateMachine } from '../telemetry/state-machine.js';
+import { defineStateMachine } from '../telemetry/index.js';
 
 /** Where a command queue is in its lifecycle. */
 export type QueueState = 'new' | 'running' | 'draining' | 'stopping' | 'stopped';

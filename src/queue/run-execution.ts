@@ -1,15 +1,16 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { WorkbenchError } from '../contract/errors.js';
+import { WorkbenchError } from '../contract/index.js';
+import type { Db } from '../store/index.js';
 import {
   type ClaimWithFinish,
+  type Command,
   type CommandOutcome,
   finishAndClaim,
-} from '../store/command-lease.js';
-import { markCommandBegan, requeueCommands } from '../store/command-recovery.js';
-import { type Command, getCommand } from '../store/commands.js';
-import type { Db } from '../store/db.js';
-import { commandEventType } from '../telemetry/audit.js';
-import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
+  getCommand,
+  markCommandBegan,
+  requeueCommands,
+} from '../store/index.js';
+import { commandEventType } from './command-audit.js';
 import {
   type AbortReason,
   decideOutcome,
@@ -17,6 +18,7 @@ import {
   isTerminal,
   shouldRequeue,
 } from './command-outcome.js';
+import type { CommandTelemetry } from './command-telemetry.js';
 import type { CommandWaiters } from './command-waiters.js';
 import { requestStrings, summarizeError } from './error-summary.js';
 import type { ExecuteCommand, ExecutionResult } from './execution.js';

@@ -15,7 +15,7 @@ import {
   readStaleCandidates,
   requeueCommands,
 } from '../store/index.js';
-import type { CommandTelemetry } from '../telemetry/command-telemetry.js';
+import type { CommandTelemetry } from './command-telemetry.js';
 import type { CommandWaiters } from './command-waiters.js';
 import { decideRecovery, type LivenessRule, type RecoveryVerdict } from './recovery-rule.js';
 

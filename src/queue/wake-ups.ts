@@ -6,8 +6,8 @@
  * @module
  */
 
-import { listenForQueuedCommands, type QueuedNotice } from '../store/commands.js';
-import type { Db, Subscription } from '../store/db.js';
+import type { Db, Subscription } from '../store/index.js';
+import { listenForQueuedCommands, type QueuedNotice } from '../store/index.js';
 import { within } from './within.js';
 
 /**

@@ -13,13 +13,13 @@
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import {
   heartbeatWorker,
   registerWorker,
   setWorkerStatus,
   type WorkerStatus,
-} from '../store/workers.js';
+} from '../store/index.js';
 import type { LivenessRule } from './recovery-rule.js';
 
 /** Options of {@link WorkerPresence}. */

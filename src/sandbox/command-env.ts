@@ -5,7 +5,7 @@
  * @module
  */
 
-import { WorkbenchError } from '../contract/errors.js';
+import { WorkbenchError } from '../contract/index.js';
 
 /** `PATH` of every command. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';

@@ -6,7 +6,7 @@
 
 import { lchown, lstat, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
-import { WorkbenchError } from '../contract/errors.js';
+import { WorkbenchError } from '../contract/index.js';
 
 /**
  * Normalises a command's working directory, relative to the workspace root (`.` when

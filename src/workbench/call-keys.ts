@@ -29,7 +29,7 @@ import {
   recordCallOutcome,
   sameCall,
 } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 
 /** The actions whose answer is kept under their key. */
 const REPLAYED: ReadonlySet<string> = new Set([

@@ -17,7 +17,7 @@ import {
 } from '../contract/index.js';
 import { type CommandQueue, isTerminal } from '../queue/index.js';
 import { type Command, type Db, getCommand } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { execPayload } from './actions/index.js';
 
 /** What {@link awaitCommand} needs from the host. */

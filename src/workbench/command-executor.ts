@@ -21,7 +21,7 @@ import { isErrorCode, parseExecRequest, WorkbenchError } from '../contract/index
 import type { ObjectStore } from '../objects/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
 import type { Command, Run } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import {
   type ExecDeps,
   type FileContext,

@@ -7,8 +7,7 @@
 import type { OutputSink } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Db, VersionRetention } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import type { CommandMetrics } from '../telemetry/metrics.js';
+import type { CommandMetrics, Logger } from '../telemetry/index.js';
 import type { ExecDeps, FetchLimits } from './actions/index.js';
 import type { WorkbenchEgress } from './egress/index.js';
 import type { ProcessSettings } from './process-calls.js';

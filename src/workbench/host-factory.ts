@@ -3,17 +3,18 @@ import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
 import { MAX_FILE_WRITE_BYTES } from '../contract/index.js';
 import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
-import { BwrapRunner } from '../sandbox/bwrap/index.js';
-import { DockerRunner } from '../sandbox/docker/index.js';
-import { ProcessRunner } from '../sandbox/process-runner.js';
-import { type Runner, SANDBOX_UID } from '../sandbox/runner.js';
 import {
+  BwrapRunner,
+  DockerRunner,
+  ProcessRunner,
+  type Runner,
   type RunnerCandidates,
   type RunnerSelection,
+  SANDBOX_UID,
   selectRunner,
-} from '../sandbox/select-runner.js';
+} from '../sandbox/index.js';
 import type { Db } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { createCommandChecker, createSystemPathResolver } from './allowlist/index.js';
 import { WorkbenchEgress } from './egress/index.js';
 import { WorkbenchHost } from './host.js';

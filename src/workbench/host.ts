@@ -12,9 +12,9 @@ import {
   WorkbenchError,
 } from '../contract/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
-import { sweepRunnerLeftovers } from '../sandbox/select-runner.js';
+import { sweepRunnerLeftovers } from '../sandbox/index.js';
 import { CallIdConflict, type Command, StoreError } from '../store/index.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 import {
   type ExecPayload,
   execPayload,

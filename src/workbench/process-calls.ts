@@ -16,9 +16,9 @@ import type {
   WorkbenchError as WorkbenchErrorType,
 } from '../contract/index.js';
 import { WorkbenchError } from '../contract/index.js';
-import { BwrapRunner } from '../sandbox/bwrap/index.js';
+import { BwrapRunner } from '../sandbox/index.js';
 import { type Db, getRunForOwner } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { type ExecDeps, prepareExec, requireRunner } from './actions/index.js';
 import type { WorkspaceAccess } from './lifecycle/index.js';
 import { ProcessActions, type ProcessCommand, ProcessSupervisor } from './processes/index.js';

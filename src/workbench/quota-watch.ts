@@ -11,7 +11,7 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './sync/index.js';
 
 /** The shortest pause between two looks, ms. */

@@ -14,9 +14,9 @@
  */
 
 import { checkRunId, isTerminalRunStatus } from '../contract/index.js';
-import type { RunnerSelection } from '../sandbox/select-runner.js';
+import type { RunnerSelection } from '../sandbox/index.js';
 import { type Db, getLiveWorkspace, getRun } from '../store/index.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { removeRunStages } from './actions/index.js';
 import type { WorkbenchEgress } from './egress/index.js';
 import type { RunLocks } from './lifecycle/index.js';

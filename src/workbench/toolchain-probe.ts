@@ -13,9 +13,8 @@ import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILD_TOOLS, type Toolchain, WorkbenchError } from '../contract/index.js';
-import type { Runner } from '../sandbox/runner.js';
-import type { RunnerSelection } from '../sandbox/select-runner.js';
-import type { Logger } from '../telemetry/logger.js';
+import type { Runner, RunnerSelection } from '../sandbox/index.js';
+import type { Logger } from '../telemetry/index.js';
 import { BUILD_ENV } from './actions/index.js';
 
 /** How long the probe may take, ms: three `--version` runs, on a loaded host. */

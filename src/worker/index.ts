@@ -8,12 +8,34 @@
  * @packageDocumentation
  */
 
-export * from './call-slots.js';
-export * from './command-env.js';
-export * from './worker-actions.js';
-export * from './worker-exec.js';
-export * from './worker-handler.js';
-export * from './worker-link.js';
-export * from './worker-node.js';
-export * from './worker-offer.js';
-export * from './worker-root.js';
+export { CallSlots, SlotWaitAborted } from './call-slots.js';
+export { commandBaseEnv, DISPLAY_VARIABLES, SESSION_VARIABLES } from './command-env.js';
+export { refuseAction, serveWorkerCall, type WorkerActionDeps } from './worker-actions.js';
+export {
+  execTimeoutMs,
+  neverRanPayload,
+  type WorkerExecDeps,
+  type WorkerExecLimits,
+  type WorkerExecPayload,
+  workerExec,
+  workerExecPayload,
+} from './worker-exec.js';
+export { createWorkerHandler, type WorkerHandlerDeps } from './worker-handler.js';
+export {
+  type LinkStopOutcome,
+  refusedTokenMessage,
+  WORKER_LINK_LIFECYCLE,
+  WorkerLink,
+  type WorkerLinkOptions,
+  type WorkerLinkState,
+} from './worker-link.js';
+export { startWorkerNode, type WorkerNode, type WorkerNodeOptions } from './worker-node.js';
+export {
+  detectProvides,
+  type OfferProbe,
+  providesTable,
+  waylandSocketPath,
+  workerOffer,
+  x11SocketPath,
+} from './worker-offer.js';
+export { workerRootProblem } from './worker-root.js';

@@ -11,10 +11,14 @@
  */
 
 import type { ActionArgs } from '../contract/index.js';
-import { execRequestOf, WorkbenchError } from '../contract/index.js';
-import type { Runner, RunResult } from '../sandbox/runner.js';
-import { type EndingAnswer, endingAnswer } from '../store/index.js';
-import { runInSandbox } from '../workbench/actions/index.js';
+import {
+  type EndingAnswer,
+  endingAnswer,
+  execRequestOf,
+  WorkbenchError,
+} from '../contract/index.js';
+import type { Runner, RunResult } from '../sandbox/index.js';
+import { runInSandbox } from '../workbench/index.js';
 
 /** What a worker's `exec` answers: the workbench's answer less what a durable command adds. */
 export type WorkerExecPayload = EndingAnswer;

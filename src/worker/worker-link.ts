@@ -38,8 +38,8 @@ import {
   settleWithin,
   tolerantDeserializer,
 } from '../mesh/index.js';
-import type { Logger } from '../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../telemetry/state-machine.js';
+import type { Logger } from '../telemetry/index.js';
+import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 
 /** The state of a {@link WorkerLink}. */
 export type WorkerLinkState = 'connecting' | 'ready' | 'backoff' | 'refused' | 'closed';

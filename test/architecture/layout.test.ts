@@ -6,8 +6,9 @@ import t from 'tap';
 /**
  * Structural rules of the code base, checked on the TypeScript sources: no import
  * cycles, nothing under src/ reads the process environment, the contract is pure,
- * src/ shows the parts of the design, and the rooms of the workbench and of the
- * sandbox are entered only through their doors.
+ * src/ shows the parts of the design, every part (and every room of the workbench and
+ * of the sandbox) is entered only through its door, and every door names what it
+ * exports.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -214,6 +215,72 @@ t.test('the door check finds imports that go around a door', async (t) => {
   );
 });
 
+/** Every part under src/: each has a door of its own. */
+const parts = readdirSync(join(root, 'src'))
+  .map((n) => join(root, 'src', n))
+  .filter((p) => statSync(p).isDirectory());
+
+/** Every import between two source files of src/ and nodes/. */
+const edges: ImportEdge[] = sources.flatMap((from) =>
+  importsOf(from)
+    .map((i) => i.target)
+    .filter((to): to is string => to !== null)
+    .map((to) => ({ from, to })),
+);
+
+t.test(
+  'every part under src/ has a door, and an import across parts goes through it',
+  async (t) => {
+    for (const part of parts) {
+      t.ok(existsSync(join(part, 'index.ts')), `${relative(root, part)} has an index.ts`);
+    }
+    t.same(doorViolations(edges, parts), []);
+  },
+);
+
+t.test('the door check holds the parts: a part entered around its door is found', async (t) => {
+  const store = join(root, 'src/store');
+  t.same(
+    doorViolations(
+      [
+        { from: join(root, 'src/queue/command-queue.ts'), to: join(store, 'commands.ts') },
+        { from: join(root, 'nodes/agent/main.ts'), to: join(root, 'src/agent/agent-node.ts') },
+        { from: join(root, 'src/queue/command-queue.ts'), to: join(store, 'index.ts') },
+        { from: join(store, 'runs.ts'), to: join(store, 'db.ts') },
+      ],
+      parts,
+    ),
+    [
+      'src/queue/command-queue.ts imports src/store/commands.ts, not the door',
+      'nodes/agent/main.ts imports src/agent/agent-node.ts, not the door',
+    ],
+  );
+});
+
+/** `export *` and `export type *` lines of a door: a door names what it exports. */
+function starExports(text: string): string[] {
+  return [...text.matchAll(/^export\s+(?:type\s+)?\*\s+from\s+['"]([^'"]+)['"]/gm)].map(
+    (m) => m[0],
+  );
+}
+
+t.test('the star finder finds both forms', async (t) => {
+  t.same(
+    starExports(
+      "export * from './a.js';\nexport type * from './b.js';\nexport { c } from './c.js';\n",
+    ),
+    ["export * from './a.js'", "export type * from './b.js'"],
+  );
+});
+
+t.test('every door names its exports', async (t) => {
+  const doors = [...parts, ...rooms].map((p) => join(p, 'index.ts')).filter((d) => existsSync(d));
+  const stars = doors.flatMap((d) =>
+    starExports(readFileSync(d, 'utf8')).map((line) => `${relative(root, d)}: ${line}`),
+  );
+  t.same(stars, []);
+});
+
 t.test(
   "the workbench's and the sandbox's rooms are entered only through their index.ts",
   async (t) => {
@@ -222,12 +289,6 @@ t.test(
     for (const room of rooms) {
       t.ok(existsSync(join(room, 'index.ts')), `${relative(root, room)} has an index.ts`);
     }
-    const edges = sources.flatMap((from) =>
-      importsOf(from)
-        .map((i) => i.target)
-        .filter((to): to is string => to !== null)
-        .map((to) => ({ from, to })),
-    );
     t.same(doorViolations(edges, rooms), []);
   },
 );

@@ -1,8 +1,8 @@
 import t from 'tap';
+import { queueWaitMs } from '../../src/queue/command-audit.js';
 import type { ExecuteCommand } from '../../src/queue/index.js';
 import { ProcessRunner } from '../../src/sandbox/process-runner.js';
 import { type Command, listAuditEvents } from '../../src/store/index.js';
-import { queueWaitMs } from '../../src/telemetry/audit.js';
 import { createCommandMetrics } from '../../src/telemetry/metrics.js';
 import {
   emptyRun,

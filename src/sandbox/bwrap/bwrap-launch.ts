@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { WorkbenchError } from '../../contract/errors.js';
+import { WorkbenchError } from '../../contract/index.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import { createCommandOutput } from '../output-capture.js';
 import { type RunResult, type RunSpec, SANDBOX_UID } from '../runner.js';

@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import { type OutputSink, WorkbenchError } from '../../contract/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from '../cgroups/index.js';
 import { commandEnv, SANDBOX_PATH } from '../command-env.js';

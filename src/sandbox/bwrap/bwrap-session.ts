@@ -20,8 +20,8 @@
 import { constants } from 'node:os';
 import { Duplex } from 'node:stream';
 import { type OutputSink, WorkbenchError } from '../../contract/index.js';
-import type { Logger } from '../../telemetry/logger.js';
-import { defineStateMachine, StateMachine } from '../../telemetry/state-machine.js';
+import type { Logger } from '../../telemetry/index.js';
+import { defineStateMachine, StateMachine } from '../../telemetry/index.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import type { CommandOutput } from '../output-capture.js';
 import { createCommandOutput } from '../output-capture.js';

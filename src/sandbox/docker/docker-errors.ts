@@ -10,7 +10,7 @@
  */
 
 import type Dockerode from 'dockerode';
-import { type ErrorCode, WorkbenchError } from '../../contract/errors.js';
+import { type ErrorCode, WorkbenchError } from '../../contract/index.js';
 
 /** What a Docker failure means to the runner. */
 export type DockerFailureKind =

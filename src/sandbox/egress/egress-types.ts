@@ -6,7 +6,7 @@
  */
 
 import type { CidrRange, EgressPolicy, HostRule } from '../../contract/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /**
  * An operator-defined secret, added by the proxy as a request header to the hosts it

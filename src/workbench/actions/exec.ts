@@ -5,11 +5,9 @@ import {
   parseExecRequest,
   WorkbenchError,
 } from '../../contract/index.js';
-import { FILES_NOT_SAVED } from '../../queue/index.js';
-import type { SandboxEgress } from '../../sandbox/egress-bridge.js';
-import type { Runner, RunResult } from '../../sandbox/runner.js';
-import type { RunnerSelection } from '../../sandbox/select-runner.js';
-import { type Command, commandAnswer } from '../../store/index.js';
+import { commandAnswer, FILES_NOT_SAVED } from '../../queue/index.js';
+import type { Runner, RunnerSelection, RunResult, SandboxEgress } from '../../sandbox/index.js';
+import type { Command } from '../../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
 import { checkWorkspaceFilePath, resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 

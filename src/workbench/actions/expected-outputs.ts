@@ -25,7 +25,7 @@ import {
 } from '../../contract/index.js';
 import { isObjectStoreError, type ObjectStore } from '../../objects/index.js';
 import type { NewArtifact } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import type { FileContext } from './files.js';
 import { storeArtifact } from './promote-artifact.js';
 

@@ -12,9 +12,9 @@
  * @module
  */
 
-import type { EgressConnection } from '../../sandbox/egress/index.js';
+import type { EgressConnection } from '../../sandbox/index.js';
 import { type AuditMetadata, type Db, insertAuditEvent } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /** The egress event types. */
 export const EGRESS_EVENT_TYPES = ['workspace_egress.allowed', 'workspace_egress.refused'] as const;

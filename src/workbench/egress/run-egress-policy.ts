@@ -43,7 +43,7 @@ import {
   listenForRunNetwork,
   type Subscription,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /** Options of {@link RunEgressPolicies}. */
 export interface RunEgressPoliciesOptions {

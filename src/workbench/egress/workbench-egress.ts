@@ -29,16 +29,16 @@ import {
   type EgressPolicy,
   MAX_EGRESS_REFUSALS,
 } from '../../contract/index.js';
+import type { SandboxEgress } from '../../sandbox/index.js';
 import {
   type EgressConnection,
   type EgressEndpoint,
   EgressProxy,
   type EgressSecret,
   systemResolve,
-} from '../../sandbox/egress/index.js';
-import type { SandboxEgress } from '../../sandbox/egress-bridge.js';
+} from '../../sandbox/index.js';
 import type { Db } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { type EgressAttribution, EgressAudit } from './egress-audit.js';
 import { RunEgressPolicies } from './run-egress-policy.js';
 import { writeTrustBundle } from './trust-bundle.js';

@@ -17,7 +17,7 @@ import {
   runsWithExpiredVersions,
   type VersionRetention,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { sweepUploads, UPLOAD_IDLE_MS } from '../actions/index.js';
 import { collectBlobs } from '../sync/index.js';
 import { deleteRunData, releaseReasonFor, removeWorkspaceDir } from './run-lifecycle.js';

@@ -19,7 +19,7 @@ import {
   type TerminalRunStatus,
   type Workspace,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { removeRunStages, removeTree } from '../actions/index.js';
 import { blobsUnder, collectBlobs } from '../sync/index.js';
 

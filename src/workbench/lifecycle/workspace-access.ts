@@ -36,7 +36,7 @@ import {
   type VersionOrigin,
   type Workspace,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import {
   type BaseSnapshot,
   reconcileWorkspace,

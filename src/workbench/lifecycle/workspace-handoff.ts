@@ -8,7 +8,7 @@
 
 import { WakeUps, within } from '../../queue/index.js';
 import { type Db, listLiveWorkspacesForNode } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /** How often a draining node looks for workspaces it can hand off, ms. */
 const HANDOFF_POLL_MS = 100;

@@ -16,7 +16,7 @@ import {
   StoreError,
   type Workspace,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /**
  * What to do with a run's live workspace row when a call or a claimed command for the

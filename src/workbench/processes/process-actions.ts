@@ -17,7 +17,7 @@ import {
   type ProcessView,
   WorkbenchError,
 } from '../../contract/index.js';
-import type { SessionProcess } from '../../sandbox/bwrap/index.js';
+import type { SessionProcess } from '../../sandbox/index.js';
 import {
   type Db,
   getProcess,

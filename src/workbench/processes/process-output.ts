@@ -13,7 +13,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { OutputStream } from '../../contract/index.js';
 import { appendProcessOutput, type Db } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 
 /** Options of {@link ProcessOutput}. */
 export interface ProcessOutputOptions {

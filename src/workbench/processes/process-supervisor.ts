@@ -13,7 +13,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { OutputSink } from '../../contract/index.js';
-import type { ProcessExit, SessionProcess } from '../../sandbox/bwrap/index.js';
+import type { ProcessExit, SessionProcess } from '../../sandbox/index.js';
 import {
   type Db,
   endProcess,
@@ -23,7 +23,7 @@ import {
   type ProcessStart,
   startProcess,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { ProcessOutput } from './process-output.js';
 
 /** Options of {@link ProcessSupervisor}. */

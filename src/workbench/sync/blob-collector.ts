@@ -11,7 +11,7 @@
 
 import type { ObjectStore } from '../../objects/index.js';
 import { type BlobRef, type Db, unneededBlobs } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { blobKey, runBlobPrefix } from './blobs.js';
 
 /** Blobs checked and deleted per transaction. */

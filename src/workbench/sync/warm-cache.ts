@@ -37,7 +37,7 @@
  */
 
 import { join } from 'node:path';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import { removeTree } from '../actions/index.js';
 import type { BaseSnapshot } from './workspace-sync.js';
 

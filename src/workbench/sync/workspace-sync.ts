@@ -34,7 +34,7 @@ import {
   recordBlobUploads,
   type VersionOrigin,
 } from '../../store/index.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { Logger } from '../../telemetry/index.js';
 import {
   blobKey,
   type FileHasher,

@@ -11,11 +11,10 @@
  * @module
  */
 
-import type { AuditMetadata, NewAuditEvent } from '../store/audit-events.js';
-import { commandEventMetadata } from '../store/command-events.js';
-import type { Command, CommandStatus } from '../store/commands.js';
+import type { AuditMetadata, Command, CommandStatus, NewAuditEvent } from '../store/index.js';
+import { commandEventMetadata } from '../store/index.js';
 
-export { commandDurationMs, queueWaitMs } from '../store/command-events.js';
+export { commandDurationMs, queueWaitMs } from '../store/index.js';
 
 /** Every `workspace_command.*` audit and log event type. */
 export const COMMAND_EVENT_TYPES = [

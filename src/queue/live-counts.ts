@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { LiveCommandCounts } from './metrics.js';
+import type { LiveCommandCounts } from '../telemetry/index.js';
 
 /** Default of {@link LiveCountsOptions.maxAgeMs}. */
 export const LIVE_COUNTS_MAX_AGE_MS = 1000;

@@ -1,11 +1,11 @@
 import t from 'tap';
-import type { Command } from '../../src/store/commands.js';
 import {
   COMMAND_EVENT_TYPES,
   commandAuditEvent,
   commandAuditMetadata,
   commandEventType,
-} from '../../src/telemetry/audit.js';
+} from '../../src/queue/command-audit.js';
+import type { Command } from '../../src/store/commands.js';
 
 const canary = 'CANARY-audit-5e1d';
 

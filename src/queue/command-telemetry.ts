@@ -16,16 +16,15 @@
  * @module
  */
 
-import type { Command } from '../store/commands.js';
+import type { Command } from '../store/index.js';
+import type { CommandMetrics, LiveCommandCounts, Logger } from '../telemetry/index.js';
 import {
   type CommandEventType,
   commandAuditMetadata,
   commandDurationMs,
   queueWaitMs,
-} from './audit.js';
+} from './command-audit.js';
 import { liveCountsCache } from './live-counts.js';
-import type { Logger } from './logger.js';
-import type { CommandMetrics, LiveCommandCounts } from './metrics.js';
 
 /**
  * Log-only events, beside the audit event types:

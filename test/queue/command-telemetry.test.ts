@@ -1,6 +1,6 @@
 import t from 'tap';
+import { createCommandTelemetry } from '../../src/queue/command-telemetry.js';
 import type { Command } from '../../src/store/commands.js';
-import { createCommandTelemetry } from '../../src/telemetry/command-telemetry.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { createCommandMetrics } from '../../src/telemetry/metrics.js';
 import { captureLog, eventually } from '../queue/queue-support.js';

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { commandAnswer, expectedOutputs, outputText } from '../../src/store/command-answer.js';
+import { outputText } from '../../src/contract/index.js';
+import { commandAnswer, expectedOutputs } from '../../src/queue/command-answer.js';
 import type { Command } from '../../src/store/index.js';
 
 t.test('output is text when it is UTF-8, else base64', async (t) => {
