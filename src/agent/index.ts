@@ -2,6 +2,11 @@
  * The agent: `dispatchHost` (the agent side of the dispatch pipeline: contract,
  * hint, build gate, route), its router over the mesh, and the wiring of an agent node.
  *
+ * ```ts
+ * const agent = await startAgentNode({ config, log, local: built.host, readAffinity, version });
+ * const result = await agent.dispatcher.dispatchHost(rawEnvelope, authority);
+ * ```
+ *
  * @packageDocumentation
  */
 

@@ -2,6 +2,10 @@
  * The HTTP API for tool loops and the operator console page, served by agent nodes
  * (and by the local node, which is an agent and a workbench in one process).
  *
+ * ```ts
+ * const server = await startApiServer(deps, { host: '127.0.0.1', port: 8080 });
+ * ```
+ *
  * @packageDocumentation
  */
 

@@ -3,6 +3,12 @@
  * `memql` CLI and tests. The `workbenchHost` tool definition for LLM function calling
  * is re-exported here, so a tool loop needs only this module.
  *
+ * ```ts
+ * const client = new WorkbenchClient({ baseUrl: 'http://127.0.0.1:8080', token });
+ * const run = await client.createRun();
+ * const result = await client.dispatch({ action: 'exec', args: { command: 'ls' }, runId: run.runId, agentId, taskId });
+ * ```
+ *
  * @packageDocumentation
  */
 

@@ -1,5 +1,14 @@
-// The config part: every MEMQL_* variable parsed and validated once, by
-// loadConfig, into a typed Config. Nothing else in the project reads the environment.
+/**
+ * The config part: every `MEMQL_*` variable parsed and validated once, by
+ * {@link loadConfig}, into a typed {@link Config}; a bad value fails naming its
+ * variable. Nothing else in the project reads the environment.
+ *
+ * ```ts
+ * const config = loadConfig(env); // the process's environment, in a binary's main.ts
+ * ```
+ *
+ * @packageDocumentation
+ */
 
 export type {
   Config,

@@ -33,6 +33,12 @@
  *   runner slot and moves `queued -> running -> completed | failed | timed_out |
  *   cancelled`; those statuses describe how a command ended, not why a call failed.
  *
+ * ```ts
+ * const parsed = parseEnvelope(body);
+ * if (!parsed.ok) return parsed; // invalid_arguments, with what to fix
+ * const refusal = admitEnvelope(parsed.envelope, authority); // hint, then authority
+ * ```
+ *
  * @packageDocumentation
  */
 

@@ -2,6 +2,10 @@
  * The MCP server of memql-workbench, over stdio (`memql mcp`) and Streamable HTTP
  * (`/mcp` on agent nodes).
  *
+ * ```ts
+ * await serveMcpStdio(backend, identity, { stdin: process.stdin, stdout: process.stdout }, signal);
+ * ```
+ *
  * @module
  */
 

@@ -4,6 +4,10 @@
  * end, as a worker host does on the stream it dials), `grpc.health.v1`, mesh-token and TLS
  * authentication, the agent's peer registry and the pure peer picker.
  *
+ * ```ts
+ * const pick = pickPeer(registry.views(), affinityNodeId, { build: false });
+ * ```
+ *
  * @packageDocumentation
  */
 

@@ -2,6 +2,12 @@
  * The object store part: durable bytes under string keys, on a local directory or
  * in S3. See `object-store.ts` for the contract.
  *
+ * ```ts
+ * const objects = createObjectStore(config.objectStore);
+ * await objects.put(key, bytes);
+ * const body = await objects.get(key);
+ * ```
+ *
  * @module
  */
 

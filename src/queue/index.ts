@@ -1,6 +1,13 @@
 /**
  * The durable command queue: enqueue, claim, lease, heartbeat, cancel, stale recovery
  * and the per-node worker. See {@link CommandQueue}.
+ *
+ * ```ts
+ * const queue = new CommandQueue({ db, nodeId, concurrency: 4, leaseMs, pollIntervalMs, execute, log });
+ * queue.start();
+ * ```
+ *
+ * @packageDocumentation
  */
 export { commandAnswer, expectedOutputs } from './command-answer.js';
 export {

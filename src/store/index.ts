@@ -2,6 +2,14 @@
  * The store: the only place that writes SQL. One query family per file; every
  * function takes a {@link Queryable} (the database or an open transaction), so a
  * caller composes them into one transaction when it needs to.
+ *
+ * ```ts
+ * const db = await openDb({ kind: 'postgres', url });
+ * await migrate(db);
+ * const run = await getRun(db, runId);
+ * ```
+ *
+ * @packageDocumentation
  */
 export {
   API_TOKEN_PREFIX,

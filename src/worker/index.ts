@@ -5,6 +5,11 @@
  * Consent is decided on the agent, before a call is sent; the worker checks again what
  * it can check itself (the action, the authority's class, the hint against its offer).
  *
+ * ```ts
+ * const node = startWorkerNode({ nodeId, version, agent, token, root, provides, capacity, platform, sessionEnv, exec, log });
+ * await node.stop(graceMs);
+ * ```
+ *
  * @packageDocumentation
  */
 

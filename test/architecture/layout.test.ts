@@ -281,6 +281,26 @@ t.test('every door names its exports', async (t) => {
   t.same(stars, []);
 });
 
+/** Whether a door opens with a doc comment that holds a TypeScript example. */
+function opensWithExample(text: string): boolean {
+  const head = /^\/\*\*([\s\S]*?)\*\//.exec(text.trimStart());
+  return head !== null && /```ts\n[\s\S]+?```/.test(head[1]!);
+}
+
+t.test('the example finder needs a leading doc comment with a ts block', async (t) => {
+  t.ok(opensWithExample('/**\n * A part.\n *\n * ```ts\n * go();\n * ```\n */\nexport {};'));
+  t.notOk(opensWithExample('// A part.\nexport {};'));
+  t.notOk(opensWithExample('/**\n * A part.\n */\nexport {};\n/** ```ts\n go();\n``` */'));
+});
+
+t.test("every part's door opens with what it is for and an example", async (t) => {
+  const bare = parts
+    .map((p) => join(p, 'index.ts'))
+    .filter((d) => existsSync(d) && !opensWithExample(readFileSync(d, 'utf8')))
+    .map((d) => relative(root, d));
+  t.same(bare, []);
+});
+
 t.test(
   "the workbench's and the sandbox's rooms are entered only through their index.ts",
   async (t) => {
