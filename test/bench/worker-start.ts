@@ -14,6 +14,12 @@
  *
  * Each worker is killed once measured. Prints one JSON object.
  *
+ * `--worker=<main.js>` (repeatable) measures other builds of the binary instead, a
+ * round of starts visiting each in turn, so that a busy machine weighs on all alike:
+ *
+ *   node dist/test/bench/worker-start.js --worker=dist/nodes/worker/main.js \
+ *     --worker=/tmp/base/dist/nodes/worker/main.js
+ *
  * @module
  */
 
@@ -24,7 +30,7 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FORBIDDEN_IN_WORKER, forbiddenImports } from '../support/forbidden-packages.js';
+import { forbiddenImports } from '../support/forbidden-packages.js';
 import { importClosure } from '../support/import-closure.js';
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -36,15 +42,14 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** The closure of the compiled worker binary. */
-function closure() {
-  const found = importClosure(WORKER_MAIN, '.js');
+/** The closure of a compiled worker binary. */
+function closure(main: string) {
+  const found = importClosure(main, '.js');
   const packages = [...new Set(found.packages.map((p) => p.pkg))].sort();
   return {
     modules: found.modules.length,
     packages: packages.filter((p) => !p.startsWith('node:')),
     forbidden: [...new Set(forbiddenImports(found.packages).map((p) => p.pkg))].sort(),
-    forbiddenList: FORBIDDEN_IN_WORKER.map(String),
   };
 }
 
@@ -56,7 +61,11 @@ async function vmRssKb(pid: number): Promise<number> {
 }
 
 /** One start: spawn to first connection, and the RSS then. */
-async function oneStart(base: string, run: number): Promise<{ startMs: number; rssKb: number }> {
+async function oneStart(
+  main: string,
+  base: string,
+  run: number,
+): Promise<{ startMs: number; rssKb: number }> {
   const sockets = new Set<Socket>();
   const server = createServer((s) => {
     sockets.add(s);
@@ -69,7 +78,7 @@ async function oneStart(base: string, run: number): Promise<{ startMs: number; r
   const root = join(base, 'root');
   await import('node:fs/promises').then((fs) => fs.mkdir(root, { recursive: true }));
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [WORKER_MAIN], {
+  const child = spawn(process.execPath, [main], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       PATH: process.env.PATH,
@@ -102,29 +111,44 @@ async function oneStart(base: string, run: number): Promise<{ startMs: number; r
   return { startMs, rssKb };
 }
 
+/** The medians (and spread) of a list of starts. */
+function summary(starts: readonly { startMs: number; rssKb: number }[]) {
+  const ms = starts.map((s) => s.startMs);
+  const mb = starts.map((s) => s.rssKb / 1024);
+  const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+  return {
+    startMs: {
+      median: round(median(ms), 0),
+      min: round(Math.min(...ms), 0),
+      max: round(Math.max(...ms), 0),
+    },
+    rssMb: {
+      median: round(median(mb), 1),
+      min: round(Math.min(...mb), 1),
+      max: round(Math.max(...mb), 1),
+    },
+  };
+}
+
 async function main(): Promise<void> {
-  const runsArg = process.argv.find((a) => a.startsWith('--runs='));
-  const runs = runsArg === undefined ? 10 : Number(runsArg.slice('--runs='.length));
+  const arg = (name: string) =>
+    process.argv.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+  const runs = Number(arg('runs')[0] ?? 10);
+  const mains = arg('worker').map((m) => resolve(m));
+  if (mains.length === 0) mains.push(WORKER_MAIN);
   const base = await mkdtemp(join(tmpdir(), 'memql-worker-start-'));
   try {
-    const starts: { startMs: number; rssKb: number }[] = [];
-    for (let i = 0; i < runs; i += 1) starts.push(await oneStart(base, i));
-    const result = {
-      entry: relative(process.cwd(), WORKER_MAIN),
-      closure: closure(),
+    const starts = mains.map(() => [] as { startMs: number; rssKb: number }[]);
+    for (let i = 0; i < runs; i += 1) {
+      for (const [k, main] of mains.entries()) starts[k]!.push(await oneStart(main, base, i));
+    }
+    const result = mains.map((main, k) => ({
+      entry: main.startsWith(process.cwd()) ? relative(process.cwd(), main) : main,
+      closure: closure(main),
       runs,
-      startMs: {
-        median: Math.round(median(starts.map((s) => s.startMs))),
-        min: Math.round(Math.min(...starts.map((s) => s.startMs))),
-        max: Math.round(Math.max(...starts.map((s) => s.startMs))),
-      },
-      rssMb: {
-        median: Math.round(median(starts.map((s) => s.rssKb)) / 102.4) / 10,
-        min: Math.round(Math.min(...starts.map((s) => s.rssKb)) / 102.4) / 10,
-        max: Math.round(Math.max(...starts.map((s) => s.rssKb)) / 102.4) / 10,
-      },
-    };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      ...summary(starts[k]!),
+    }));
+    process.stdout.write(`${JSON.stringify(result.length === 1 ? result[0] : result, null, 2)}\n`);
   } finally {
     await rm(base, { recursive: true, force: true });
   }
