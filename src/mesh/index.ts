@@ -123,10 +123,10 @@ export {
 } from './workbench-service.js';
 export {
   type LiveWorker,
-  WORKER_LINK_LIFECYCLE,
+  WORKER_STREAM_LIFECYCLE,
   WorkerHub,
   type WorkerHubOptions,
-  type WorkerLinkInfo,
-  type WorkerLinkState,
+  type WorkerStreamInfo,
+  type WorkerStreamState,
 } from './worker-hub.js';
 export { WORKER_DISPATCH_METHOD } from './worker-method.js';

@@ -11,7 +11,8 @@
  * Lifecycle ({@link WORKER_LINK_LIFECYCLE}, one log line per move): `connecting`
  * (dialled, no agent hello yet) -> `ready` (the agent said hello) -> `backoff` (stream
  * over, waiting to redial) -> `connecting` ...; `refused` (the agent answered
- * UNAUTHENTICATED) and `closed` (stopped) end it.
+ * UNAUTHENTICATED) and `closed` (stopped) end it. The agent's side of the same stream
+ * is another machine, `worker-stream` (`mesh/worker-hub.ts`).
  *
  * @module
  */
