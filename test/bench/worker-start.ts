@@ -10,6 +10,8 @@
  * - start: from the spawn of the worker to its first connection to its agent, here a
  *   plain TCP listener of this script's (the worker has loaded its modules, read its
  *   configuration and its root, built its handler and dialled); the median of the runs;
+ * - CPU: the worker's user and system time (`/proc/<pid>/stat`, 10 ms ticks) at that
+ *   moment; the median. On a busy machine the wall time stretches, the CPU time less;
  * - RSS: the worker's `VmRSS` (`/proc/<pid>/status`) at that moment; the median.
  *
  * Each worker is killed once measured. Prints one JSON object.
@@ -60,12 +62,24 @@ async function vmRssKb(pid: number): Promise<number> {
   return Number(line.replace(/\D+/g, ''));
 }
 
-/** One start: spawn to first connection, and the RSS then. */
-async function oneStart(
-  main: string,
-  base: string,
-  run: number,
-): Promise<{ startMs: number; rssKb: number }> {
+/** The CPU time a process has used, user and system, ms (`/proc/<pid>/stat`). */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name (which may hold spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks * 10;
+}
+
+/** What one start measured. */
+interface Start {
+  readonly startMs: number;
+  readonly cpuMs: number;
+  readonly rssKb: number;
+}
+
+/** One start: spawn to first connection, and the CPU time and RSS then. */
+async function oneStart(main: string, base: string, run: number): Promise<Start> {
   const sockets = new Set<Socket>();
   const server = createServer((s) => {
     sockets.add(s);
@@ -103,17 +117,18 @@ async function oneStart(
   ]);
   const startMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (first === 'exited') throw new Error(`the worker exited before it dialled: ${stderr}`);
-  const rssKb = await vmRssKb(child.pid!);
+  const [cpu, rssKb] = await Promise.all([cpuMs(child.pid!), vmRssKb(child.pid!)]);
   child.kill('SIGKILL');
   await exited;
   for (const s of sockets) s.destroy();
   server.close();
-  return { startMs, rssKb };
+  return { startMs, cpuMs: cpu, rssKb };
 }
 
 /** The medians (and spread) of a list of starts. */
-function summary(starts: readonly { startMs: number; rssKb: number }[]) {
+function summary(starts: readonly Start[]) {
   const ms = starts.map((s) => s.startMs);
+  const cpu = starts.map((s) => s.cpuMs);
   const mb = starts.map((s) => s.rssKb / 1024);
   const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
   return {
@@ -121,6 +136,11 @@ function summary(starts: readonly { startMs: number; rssKb: number }[]) {
       median: round(median(ms), 0),
       min: round(Math.min(...ms), 0),
       max: round(Math.max(...ms), 0),
+    },
+    cpuMs: {
+      median: round(median(cpu), 0),
+      min: round(Math.min(...cpu), 0),
+      max: round(Math.max(...cpu), 0),
     },
     rssMb: {
       median: round(median(mb), 1),
@@ -138,7 +158,7 @@ async function main(): Promise<void> {
   if (mains.length === 0) mains.push(WORKER_MAIN);
   const base = await mkdtemp(join(tmpdir(), 'memql-worker-start-'));
   try {
-    const starts = mains.map(() => [] as { startMs: number; rssKb: number }[]);
+    const starts = mains.map(() => [] as Start[]);
     for (let i = 0; i < runs; i += 1) {
       for (const [k, main] of mains.entries()) starts[k]!.push(await oneStart(main, base, i));
     }
