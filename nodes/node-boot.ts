@@ -1,15 +1,15 @@
 /**
- * Boot steps every node binary shares: the configuration read once from the process
- * environment (a bad value stops the node with exit code 2 and a message naming the
- * variable), the root logger, the mesh exposure check of a node that serves the mesh,
- * and the workbench host with a Docker client when the operator chose the docker runner.
+ * Boot steps every node binary shares, the worker host's too: the configuration read
+ * once from the process environment (a bad value stops the node with exit code 2 and
+ * a message naming the variable), the root logger, the kept node ids, the stop signal
+ * grace, the listen refusal and the mesh exposure check of a node that serves the mesh.
+ * What only the nodes that hold a store or a workbench host share is in
+ * `server-boot.ts`, so the worker host's binary imports neither.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import Dockerode from 'dockerode';
-import { type FleetSource, localFleet } from '../src/api/index.js';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import {
   type Config,
   ConfigError,
@@ -18,16 +18,7 @@ import {
   loadConfig,
   meshExposure,
 } from '../src/config/index.js';
-import type { ObjectStore } from '../src/objects/index.js';
-import {
-  countLiveCommands,
-  DataDirLockedError,
-  type Db,
-  getLiveWorkspace,
-} from '../src/store/index.js';
 import { createLogger, type Logger } from '../src/telemetry/index.js';
-import type { WorkbenchHost } from '../src/workbench/index.js';
-import { type BuiltHost, createWorkbenchHost } from '../src/workbench/index.js';
 
 /** How long a stopped node waits for its event loop to empty before it exits anyway, ms. */
 export const EXIT_AFTER_STOP_MS = 2_000;
@@ -165,68 +156,6 @@ export function refuseExposedMesh(config: Config, log: Logger): void {
   }
 }
 
-/** Builds this process's workbench host from the configuration. */
-export function buildNodeHost(
-  config: Config,
-  deps: { db: Db; log: Logger; objects?: ObjectStore },
-): Promise<BuiltHost> {
-  return createWorkbenchHost(config, {
-    ...deps,
-    platform: process.platform,
-    runsAsRoot: process.getuid?.() === 0,
-    ...(config.runner.kind === 'docker'
-      ? { docker: new Dockerode({ socketPath: '/var/run/docker.sock' }) }
-      : {}),
-  });
-}
-
-/** The fleet of a node whose workbench runs in its own process: that one host. */
-export function inProcessFleet(config: Config, host: WorkbenchHost, db: Db): FleetSource {
-  const since = new Date();
-  return localFleet({
-    nodeId: config.nodeId,
-    capacity: config.queue.concurrency,
-    since,
-    healthy: () => host.queue.lifecycle === 'running',
-    running: () => host.queue.runningHere().length,
-    queued: async () => (await countLiveCommands(db)).queued,
-    toolchain: () => host.toolchain(),
-  });
-}
-
-/** The run's live workspace node, the agent's affinity read. */
-export function affinityReader(db: Db): (runId: string) => Promise<string | null> {
-  return async (runId) => (await getLiveWorkspace(db, runId))?.nodeId ?? null;
-}
-
-/**
- * The sandbox user (uid 10001) must be able to pass through every parent of the
- * workspace root. A checkout under a private home (`/root`, mode 0700) cannot hold
- * workspaces then, so a node running as root uses a directory under the system's
- * temp folder instead (warm copies only: the durable copy is the manifest and the
- * object store). Returns the directory to use and why, when it differs.
- */
-export function reachableWorkbenchRoot(
-  preferred: string,
-  nodeId: string,
-): { root: string; reason?: string } {
-  if (process.getuid?.() !== 0) return { root: preferred };
-  for (let dir = dirname(preferred); ; dir = dirname(dir)) {
-    try {
-      if ((statSync(dir).mode & 0o001) === 0) {
-        return {
-          // One folder a node: two local nodes never share (and sweep) warm copies.
-          root: join(tmpdir(), 'memql-workbenches', nodeId),
-          reason: `${dir} is not searchable by the sandbox uid 10001`,
-        };
-      }
-    } catch {
-      // Not created yet: its parent decides.
-    }
-    if (dir === dirname(dir)) return { root: preferred };
-  }
-}
-
 /** A node could not listen where its settings said: one line, naming the setting. */
 export class ListenRefusedError extends Error {
   override readonly name = 'ListenRefusedError';
@@ -259,10 +188,4 @@ export async function listenOn<T>(
       `${setting}=${at}: ${why}; stop that process, or set ${setting} to another address, such as ${address.host}:${address.port + 1} (port 0 picks a free one)`,
     );
   }
-}
-
-/** What a node prints when it fails to start: a refusal as it is, anything else with its stack. */
-export function startFailureText(err: unknown): string {
-  if (err instanceof ListenRefusedError || err instanceof DataDirLockedError) return err.message;
-  return (err as Error)?.stack ?? String(err);
 }

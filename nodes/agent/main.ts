@@ -19,15 +19,8 @@ import { remoteFleet, startApiServer } from '../../src/api/index.js';
 import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { createApiToken, createOperatorCredential, openDb } from '../../src/store/index.js';
-import {
-  affinityReader,
-  bootNode,
-  buildNodeHost,
-  exitWhenStopped,
-  inProcessFleet,
-  listenOn,
-  startFailureText,
-} from '../node-boot.js';
+import { bootNode, exitWhenStopped, listenOn } from '../node-boot.js';
+import { affinityReader, buildNodeHost, inProcessFleet, startFailureText } from '../server-boot.js';
 
 async function main(): Promise<void> {
   const createToken = process.argv[2] === 'create-token';

@@ -21,17 +21,14 @@ import { packageVersion } from '../../src/mesh/index.js';
 import { createObjectStore, objectStoreSettings } from '../../src/objects/index.js';
 import { openDb, pgliteTemplatePath } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/index.js';
+import { bootNode, exitWhenStopped, listenOn, localNodeId } from '../node-boot.js';
 import {
   affinityReader,
-  bootNode,
   buildNodeHost,
-  exitWhenStopped,
   inProcessFleet,
-  listenOn,
-  localNodeId,
   reachableWorkbenchRoot,
   startFailureText,
-} from '../node-boot.js';
+} from '../server-boot.js';
 
 /** The compiled tree this file runs from (`dist/`). */
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

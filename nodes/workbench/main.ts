@@ -14,13 +14,12 @@ import { openDb } from '../../src/store/index.js';
 import { startMetricsServer } from '../../src/telemetry/index.js';
 import {
   bootNode,
-  buildNodeHost,
   exitWhenStopped,
   listenOn,
   refuseExposedMesh,
   shutdownGraceMs,
-  startFailureText,
 } from '../node-boot.js';
+import { buildNodeHost, startFailureText } from '../server-boot.js';
 
 const DEFAULT_GRACE_MS = 25_000;
 /** How long after the commands' end the calls waiting on them get to answer, ms. */

@@ -1,8 +1,10 @@
 /**
  * The mesh: the wire contract loaded from `proto/`, the `NodeService.Stream` server
- * and client with typed frames (and the session that serves a stream from either
- * end, as a worker host does on the stream it dials), `grpc.health.v1`, mesh-token and TLS
- * authentication, the agent's peer registry and the pure peer picker.
+ * and client with typed frames, the one dialler of that stream (`dialNodeStream`: the
+ * agent's peer connections and a worker host's link both dial with it), the session
+ * that serves a stream from either end (as a worker host does on the stream it dials),
+ * `grpc.health.v1`, mesh-token and TLS authentication, the agent's peer registry and
+ * the pure peer picker.
  *
  * ```ts
  * const pick = pickPeer(registry.views(), affinityNodeId, { build: false });
@@ -38,7 +40,6 @@ export {
 } from './frames.js';
 export { HealthStatusTable, type ServingStatus } from './health-service.js';
 export {
-  clientChannelOptions,
   HEALTH_INTERVAL_MS,
   HEALTH_STALE_MS,
   KEEPALIVE_TIME_MS,
@@ -55,10 +56,9 @@ export {
   checkMeshToken,
   MESH_TOKEN_METADATA_KEY,
   type MeshAuthResult,
-  meshTokenMetadata,
   tokensEqual,
 } from './mesh-auth.js';
-export { channelCredentials, type ReadPem, serverCredentials } from './mesh-credentials.js';
+export { type ReadPem, serverCredentials } from './mesh-credentials.js';
 export {
   type DrainOutcome,
   MESH_SERVER_LIFECYCLE,
@@ -67,7 +67,14 @@ export {
   type MeshServerState,
 } from './mesh-server.js';
 export {
+  type DialledStream,
+  type DialOptions,
+  type DialTarget,
+  dialChannelOptions,
+  dialNodeStream,
   endpointKey,
+} from './node-dialer.js';
+export {
   PEER_LIFECYCLE,
   PeerConnection,
   type PeerConnectionOptions,
@@ -120,10 +127,10 @@ export {
 } from './workbench-service.js';
 export {
   type LiveWorker,
-  WORKER_LINK_LIFECYCLE,
+  WORKER_STREAM_LIFECYCLE,
   WorkerHub,
   type WorkerHubOptions,
-  type WorkerLinkInfo,
-  type WorkerLinkState,
+  type WorkerStreamInfo,
+  type WorkerStreamState,
 } from './worker-hub.js';
 export { WORKER_DISPATCH_METHOD } from './worker-method.js';

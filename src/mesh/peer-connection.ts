@@ -10,7 +10,7 @@
  * @module
  */
 
-import { Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
+import type { Client, ClientDuplexStream } from '@grpc/grpc-js';
 import type { MeshTlsConfig } from '../config/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/index.js';
@@ -22,14 +22,11 @@ import {
   type HealthFrame,
   type HelloFrame,
   type ResponseFrame,
-  tolerantDeserializer,
   type WireAuthority,
 } from './frames.js';
-import { clientChannelOptions, HEALTH_STALE_MS } from './limits.js';
-import { meshTokenMetadata } from './mesh-auth.js';
-import { channelCredentials } from './mesh-credentials.js';
+import { HEALTH_STALE_MS } from './limits.js';
+import { dialNodeStream, endpointKey } from './node-dialer.js';
 import type { PeerView } from './peer-picker.js';
-import { loadMeshProtos, NODE_STREAM_PATH } from './proto.js';
 import {
   type PeerRequestOptions,
   PeerUnavailableError,
@@ -79,13 +76,6 @@ export interface PeerConnectionOptions {
   readonly onChange?: () => void;
 }
 
-/** Formats `host:port`, bracketing IPv6. */
-export function endpointKey(endpoint: { host: string; port: number }): string {
-  return endpoint.host.includes(':')
-    ? `[${endpoint.host}]:${endpoint.port}`
-    : `${endpoint.host}:${endpoint.port}`;
-}
-
 /** One stream to one replica, redialled until closed. */
 export class PeerConnection {
   readonly key: string;
@@ -101,7 +91,6 @@ export class PeerConnection {
   private caller: StreamCaller | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
-  private readonly service: ServiceDefinition;
 
   constructor(private readonly options: PeerConnectionOptions) {
     this.key = endpointKey(options.endpoint);
@@ -111,7 +100,6 @@ export class PeerConnection {
       level: 'info',
       onMove: () => options.onChange?.(),
     });
-    this.service = loadMeshProtos().nodeService;
   }
 
   /** Dials for the first time. */
@@ -187,21 +175,10 @@ export class PeerConnection {
     const generation = this.generation;
     // The first dial finds the machine in `connecting` already: no move, no line.
     this.machine.moveTo('connecting', { attempt: this.attempt });
-    const { endpoint, tls } = this.options;
-    const channelOptions: Record<string, string | number> = { ...clientChannelOptions() };
-    if (tls !== null && endpoint.serverName !== endpoint.host) {
-      channelOptions['grpc.ssl_target_name_override'] = endpoint.serverName;
-      channelOptions['grpc.default_authority'] = endpoint.serverName;
-    }
-    const method = this.service.Stream;
-    if (!method) throw new Error('NodeService has no Stream method');
-    const client = new Client(this.key, channelCredentials(tls), channelOptions);
-    const call = client.makeBidiStreamRequest(
-      NODE_STREAM_PATH,
-      method.requestSerialize,
-      tolerantDeserializer(method.responseDeserialize),
-      meshTokenMetadata(this.options.token),
-    );
+    const { client, call } = dialNodeStream(this.options.endpoint, {
+      tls: this.options.tls,
+      token: this.options.token,
+    });
     this.client = client;
     this.call = call;
     this.writer = new FrameWriter(call);

@@ -14,7 +14,8 @@ import type { Logger } from '../telemetry/index.js';
 import type { BackoffOptions } from './backoff.js';
 import type { HelloFrame } from './frames.js';
 import { RESOLVE_INTERVAL_MS } from './limits.js';
-import { endpointKey, PeerConnection, type PeerEndpoint } from './peer-connection.js';
+import { endpointKey } from './node-dialer.js';
+import { PeerConnection, type PeerEndpoint } from './peer-connection.js';
 import type { PeerView } from './peer-picker.js';
 
 /** Resolves one seed to the endpoints of its replicas. Injected by tests. */

@@ -5,10 +5,12 @@
  * down the stream it opened ({@link WorkerHub.send}); a worker is only ever found
  * under its owner's user id, so no call can reach another user's machine.
  *
- * A link's lifecycle ({@link WORKER_LINK_LIFECYCLE}, one log line per move):
+ * The lifecycle of one worker's stream as this node holds it
+ * ({@link WORKER_STREAM_LIFECYCLE}, logged as `worker-stream`, one line per move):
  * `authenticating` (token being checked) -> `awaiting_hello` -> `ready` (the worker
  * said hello with its offer) -> `closed`. A worker that connects again under the same
- * id replaces its older link, which is closed.
+ * id replaces its older stream, which is closed. The worker's own side of the stream,
+ * dialling and redialling, is another machine: `worker-link` (`worker/worker-link.ts`).
  *
  * @module
  */
@@ -23,12 +25,12 @@ import { HEALTH_STALE_MS } from './limits.js';
 import { MESH_TOKEN_METADATA_KEY } from './mesh-auth.js';
 import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
 
-/** The state of one worker's stream. */
-export type WorkerLinkState = 'authenticating' | 'awaiting_hello' | 'ready' | 'closed';
+/** The state of one worker's stream, as the agent holds it. */
+export type WorkerStreamState = 'authenticating' | 'awaiting_hello' | 'ready' | 'closed';
 
-/** A worker link's lifecycle, logged as `worker-link`. */
-export const WORKER_LINK_LIFECYCLE = defineStateMachine<WorkerLinkState>(
-  'worker-link',
+/** A worker stream's lifecycle, logged as `worker-stream`. */
+export const WORKER_STREAM_LIFECYCLE = defineStateMachine<WorkerStreamState>(
+  'worker-stream',
   'authenticating',
   {
     authenticating: ['awaiting_hello', 'closed'],
@@ -50,8 +52,8 @@ export interface LiveWorker {
   readonly connectedAt: Date;
 }
 
-/** A worker link's identity, for the hooks. */
-export interface WorkerLinkInfo {
+/** A worker stream's identity, for the hooks. */
+export interface WorkerStreamInfo {
   readonly userId: string;
   readonly workerId: string;
   readonly offer: WorkerOffer;
@@ -69,9 +71,9 @@ export interface WorkerHubOptions {
    */
   authenticate(token: string): Promise<string | null | { readonly refused: string }>;
   /** After a worker said hello (recorded in the store by the agent). */
-  readonly onConnected?: (link: WorkerLinkInfo) => void;
+  readonly onConnected?: (stream: WorkerStreamInfo) => void;
   /** After a ready worker's stream ended. */
-  readonly onDisconnected?: (link: WorkerLinkInfo) => void;
+  readonly onDisconnected?: (stream: WorkerStreamInfo) => void;
   readonly log: Logger;
   /** A worker silent this long is not offered to calls, ms. Default {@link HEALTH_STALE_MS}. */
   readonly staleMs?: number;
@@ -82,21 +84,21 @@ export interface WorkerHubOptions {
 const BEARER = 'Bearer ';
 
 /** One worker's stream. */
-class WorkerLink {
-  readonly machine: StateMachine<WorkerLinkState>;
+class WorkerStream {
+  readonly machine: StateMachine<WorkerStreamState>;
   readonly writer: FrameWriter;
   readonly caller: StreamCaller;
   /** The token's user, once checked. */
   userId: string | null = null;
   /** When the worker last sent a frame (it sends Health every second), ms. */
   lastFrameAt = 0;
-  info: WorkerLinkInfo | null = null;
+  info: WorkerStreamInfo | null = null;
 
   constructor(
     readonly call: ServerDuplexStream<unknown, unknown>,
     log: Logger,
   ) {
-    this.machine = new StateMachine(WORKER_LINK_LIFECYCLE, log, { level: 'info' });
+    this.machine = new StateMachine(WORKER_STREAM_LIFECYCLE, log, { level: 'info' });
     this.writer = new FrameWriter(call);
     this.caller = new StreamCaller(this.writer, `worker at ${call.getPeer()}`);
   }
@@ -121,9 +123,9 @@ class WorkerLink {
 
 /** The worker hosts connected to this agent node. */
 export class WorkerHub {
-  /** Ready links by user id, then worker id. */
-  private readonly byUser = new Map<string, Map<string, WorkerLink>>();
-  private readonly links = new Set<WorkerLink>();
+  /** Ready streams by user id, then worker id. */
+  private readonly byUser = new Map<string, Map<string, WorkerStream>>();
+  private readonly streams = new Set<WorkerStream>();
   private readonly waiters = new Set<() => void>();
   private closed = false;
 
@@ -139,15 +141,15 @@ export class WorkerHub {
       });
       return;
     }
-    const link = new WorkerLink(call, log);
-    this.links.add(link);
+    const stream = new WorkerStream(call, log);
+    this.streams.add(stream);
     const early: unknown[] = [];
     let authenticated = false;
     call.on('data', (message: unknown) => {
-      if (authenticated) this.onMessage(link, message, log);
+      if (authenticated) this.onMessage(stream, message, log);
       else early.push(message);
     });
-    const down = (reason: string) => this.drop(link, reason, log);
+    const down = (reason: string) => this.drop(stream, reason, log);
     call.on('end', () => {
       down('the worker ended the stream');
       call.end();
@@ -172,7 +174,7 @@ export class WorkerHub {
     }
     this.options.authenticate(token).then(
       (userId) => {
-        if (link.machine.state === 'closed') return;
+        if (stream.machine.state === 'closed') return;
         if (userId === null) {
           refuse(
             'unauthenticated: the API token is unknown or revoked; set MEMQL_WORKER_TOKEN to a live token of the user who owns this worker (memql tokens create)',
@@ -184,10 +186,10 @@ export class WorkerHub {
           return;
         }
         authenticated = true;
-        link.machine.moveTo('awaiting_hello', { userId });
-        link.userId = userId;
-        link.writer.send({ kind: 'hello', ...this.options.self }).catch(() => {});
-        for (const message of early.splice(0)) this.onMessage(link, message, log);
+        stream.machine.moveTo('awaiting_hello', { userId });
+        stream.userId = userId;
+        stream.writer.send({ kind: 'hello', ...this.options.self }).catch(() => {});
+        for (const message of early.splice(0)) this.onMessage(stream, message, log);
       },
       (err: unknown) => {
         log.error({ err }, 'worker token check failed');
@@ -205,8 +207,8 @@ export class WorkerHub {
     const views: LiveWorker[] = [];
     const now = (this.options.now ?? Date.now)();
     const staleMs = this.options.staleMs ?? HEALTH_STALE_MS;
-    for (const link of this.byUser.get(userId)?.values() ?? []) {
-      const view = link.view(now, staleMs);
+    for (const stream of this.byUser.get(userId)?.values() ?? []) {
+      const view = stream.view(now, staleMs);
       if (view) views.push(view);
     }
     return views.sort((a, b) => a.workerId.localeCompare(b.workerId));
@@ -224,14 +226,14 @@ export class WorkerHub {
     payload: Buffer,
     options: PeerRequestOptions = {},
   ): Promise<ResponseFrame> {
-    const link = this.byUser.get(userId)?.get(workerId);
-    if (link?.machine.state !== 'ready') {
+    const stream = this.byUser.get(userId)?.get(workerId);
+    if (stream?.machine.state !== 'ready') {
       return Promise.reject(new PeerUnavailableError(`worker ${workerId} is not connected`, false));
     }
-    return link.caller.request(method, authority, payload, options);
+    return stream.caller.request(method, authority, payload, options);
   }
 
-  /** Resolves at the next change of any link, or after `ms`. */
+  /** Resolves at the next change of any stream, or after `ms`. */
   waitForChange(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
@@ -247,9 +249,9 @@ export class WorkerHub {
   /** Ends every worker stream; new ones are refused. */
   close(): void {
     this.closed = true;
-    for (const link of [...this.links]) {
-      this.drop(link, 'the node is stopping', this.options.log);
-      link.call.end();
+    for (const stream of [...this.streams]) {
+      this.drop(stream, 'the node is stopping', this.options.log);
+      stream.call.end();
     }
   }
 
@@ -257,53 +259,53 @@ export class WorkerHub {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  private onMessage(link: WorkerLink, message: unknown, log: Logger): void {
+  private onMessage(stream: WorkerStream, message: unknown, log: Logger): void {
     const decoded = decodeFrame(message);
     if (!decoded.ok) {
       log.warn({ problem: decoded.problem }, 'malformed frame from a worker ignored');
       return;
     }
     const frame = decoded.frame;
-    link.lastFrameAt = (this.options.now ?? Date.now)();
+    stream.lastFrameAt = (this.options.now ?? Date.now)();
     switch (frame.kind) {
       case 'hello': {
-        if (link.machine.state !== 'awaiting_hello') return;
-        const userId = link.userId;
+        if (stream.machine.state !== 'awaiting_hello') return;
+        const userId = stream.userId;
         if (userId === null) return;
         if (frame.nodeType !== 'worker' || !frame.worker || frame.nodeId === '') {
           log.warn(
             { nodeType: frame.nodeType, nodeId: frame.nodeId },
             'a stream said hello without a worker offer: refused',
           );
-          link.call.emit('error', {
+          stream.call.emit('error', {
             code: status.INVALID_ARGUMENT,
             details:
               'invalid_arguments: this stream serves worker hosts; the hello must say node type "worker", a node id and an offer',
           });
-          this.drop(link, 'not a worker', log);
+          this.drop(stream, 'not a worker', log);
           return;
         }
-        const info: WorkerLinkInfo = {
+        const info: WorkerStreamInfo = {
           userId,
           workerId: frame.nodeId,
           offer: frame.worker,
           version: frame.version,
           connectedAt: new Date(),
         };
-        link.info = info;
+        stream.info = info;
         let workers = this.byUser.get(userId);
         if (!workers) {
           workers = new Map();
           this.byUser.set(userId, workers);
         }
         const older = workers.get(info.workerId);
-        workers.set(info.workerId, link);
-        link.machine.moveTo('ready', {
+        workers.set(info.workerId, stream);
+        stream.machine.moveTo('ready', {
           workerId: info.workerId,
           os: info.offer.os,
           provides: info.offer.provides,
         });
-        if (older && older !== link) {
+        if (older && older !== stream) {
           this.drop(older, 'the worker connected again', log, true);
           older.call.end();
         }
@@ -314,7 +316,7 @@ export class WorkerHub {
       case 'response':
       case 'output':
       case 'data':
-        link.caller.deliver(frame);
+        stream.caller.deliver(frame);
         return;
       case 'health':
         return;
@@ -325,23 +327,23 @@ export class WorkerHub {
     }
   }
 
-  /** Closes a link; `superseded`: its worker connected again, so it is not reported gone. */
-  private drop(link: WorkerLink, reason: string, log: Logger, superseded = false): void {
-    const wasReady = link.machine.state === 'ready';
-    if (!link.machine.moveTo('closed', { reason })) return;
-    this.links.delete(link);
-    link.writer.close();
-    link.caller.fail(reason);
-    const info = link.info;
+  /** Closes a stream; `superseded`: its worker connected again, so it is not reported gone. */
+  private drop(stream: WorkerStream, reason: string, log: Logger, superseded = false): void {
+    const wasReady = stream.machine.state === 'ready';
+    if (!stream.machine.moveTo('closed', { reason })) return;
+    this.streams.delete(stream);
+    stream.writer.close();
+    stream.caller.fail(reason);
+    const info = stream.info;
     if (info) {
       const workers = this.byUser.get(info.userId);
-      if (workers?.get(info.workerId) === link) {
+      if (workers?.get(info.workerId) === stream) {
         workers.delete(info.workerId);
         if (workers.size === 0) this.byUser.delete(info.userId);
       }
       if (wasReady && !superseded) this.options.onDisconnected?.(info);
     }
-    log.debug({ reason }, 'worker link dropped');
+    log.debug({ reason }, 'worker stream dropped');
     this.changed();
   }
 }

@@ -21,6 +21,7 @@ export {
 } from './egress/index.js';
 export type { SandboxEgress } from './egress-bridge.js';
 export { ProcessRunner } from './process-runner.js';
+export { type RunLimits, requireRunner, runInSandbox } from './run-request.js';
 export { type Runner, type RunResult, SANDBOX_UID } from './runner.js';
 export {
   type RunnerCandidates,

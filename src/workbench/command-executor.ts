@@ -18,16 +18,13 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { isErrorCode, parseExecRequest, WorkbenchError } from '../contract/index.js';
+import type { FileContext } from '../files/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
+import { runInSandbox } from '../sandbox/index.js';
 import type { Command, Run } from '../store/index.js';
 import type { Logger } from '../telemetry/index.js';
-import {
-  type ExecDeps,
-  type FileContext,
-  runInSandbox,
-  storeExpectedOutputs,
-} from './actions/index.js';
+import { type ExecDeps, storeExpectedOutputs } from './actions/index.js';
 import type { WorkbenchEgress } from './egress/index.js';
 import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type QuotaExceeded, watchQuota } from './quota-watch.js';

@@ -7,17 +7,10 @@
  */
 
 import { type Envelope, WorkbenchError } from '../contract/index.js';
+import { type FileContext, fsDelete, fsList, fsRead } from '../files/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { Db, Run } from '../store/index.js';
-import {
-  type FetchLimits,
-  type FileContext,
-  fsDelete,
-  fsList,
-  fsRead,
-  promoteArtifact,
-  runFetch,
-} from './actions/index.js';
+import { type FetchLimits, promoteArtifact, runFetch } from './actions/index.js';
 import type { HeldCopy, WorkspaceAccess } from './lifecycle/index.js';
 import { type WriteCallDeps, writeCall } from './write-call.js';
 

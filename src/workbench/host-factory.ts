@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type Dockerode from 'dockerode';
 import type { Config } from '../config/index.js';
-import { MAX_FILE_WRITE_BYTES } from '../contract/index.js';
+import { MAX_READ_BYTES, MAX_WRITE_BYTES } from '../files/index.js';
 import { createObjectStore, type ObjectStore, objectStoreSettings } from '../objects/index.js';
 import {
   BwrapRunner,
@@ -18,11 +18,6 @@ import type { Logger } from '../telemetry/index.js';
 import { createCommandChecker, createSystemPathResolver } from './allowlist/index.js';
 import { WorkbenchEgress } from './egress/index.js';
 import { WorkbenchHost } from './host.js';
-
-/** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */
-export const MAX_READ_BYTES = 8 * 1024 * 1024;
-/** The largest file `fs_write` makes: the contract's limit, which clients state up front. */
-export const MAX_WRITE_BYTES = MAX_FILE_WRITE_BYTES;
 
 /** What the host needs beyond the configuration: handles the node owns. */
 export interface HostFactoryDeps {

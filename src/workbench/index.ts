@@ -11,19 +11,6 @@
  *
  * @packageDocumentation
  */
-export {
-  type FileContext,
-  fsDelete,
-  fsList,
-  fsRead,
-  fsWrite,
-  runInSandbox,
-} from './actions/index.js';
 export type { WorkbenchHost } from './host.js';
-export {
-  type BuiltHost,
-  createWorkbenchHost,
-  MAX_READ_BYTES,
-  MAX_WRITE_BYTES,
-} from './host-factory.js';
+export { type BuiltHost, createWorkbenchHost } from './host-factory.js';
 export { deleteRunData, endRun } from './lifecycle/index.js';

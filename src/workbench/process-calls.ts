@@ -16,10 +16,10 @@ import type {
   WorkbenchError as WorkbenchErrorType,
 } from '../contract/index.js';
 import { WorkbenchError } from '../contract/index.js';
-import { BwrapRunner } from '../sandbox/index.js';
+import { BwrapRunner, requireRunner } from '../sandbox/index.js';
 import { type Db, getRunForOwner } from '../store/index.js';
 import type { Logger } from '../telemetry/index.js';
-import { type ExecDeps, prepareExec, requireRunner } from './actions/index.js';
+import { type ExecDeps, prepareExec } from './actions/index.js';
 import type { WorkspaceAccess } from './lifecycle/index.js';
 import { ProcessActions, type ProcessCommand, ProcessSupervisor } from './processes/index.js';
 import type { WarmCache } from './sync/index.js';

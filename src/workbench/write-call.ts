@@ -8,11 +8,10 @@
 
 import { posix } from 'node:path';
 import type { ActionArgs } from '../contract/index.js';
+import { type FileContext, fsWrite } from '../files/index.js';
 import {
   abortUpload,
   dropFailedStage,
-  type FileContext,
-  fsWrite,
   stagedBytes,
   uploadStageDir,
   writeUploadPart,

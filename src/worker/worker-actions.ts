@@ -26,8 +26,8 @@ import {
   WORKER_ACTIONS,
   type WorkerOffer,
 } from '../contract/index.js';
+import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from '../files/index.js';
 import type { Logger } from '../telemetry/index.js';
-import { type FileContext, fsDelete, fsList, fsRead, fsWrite } from '../workbench/index.js';
 import { type WorkerExecDeps, workerExec } from './worker-exec.js';
 import { providesTable } from './worker-offer.js';
 

@@ -17,8 +17,7 @@ import {
   execRequestOf,
   WorkbenchError,
 } from '../contract/index.js';
-import type { Runner, RunResult } from '../sandbox/index.js';
-import { runInSandbox } from '../workbench/index.js';
+import { type Runner, type RunResult, runInSandbox } from '../sandbox/index.js';
 
 /** What a worker's `exec` answers: the workbench's answer less what a durable command adds. */
 export type WorkerExecPayload = EndingAnswer;
@@ -104,8 +103,6 @@ export async function workerExec(
     {
       runner: { runner: deps.runner, warnings: [] },
       limits: {
-        defaultTimeoutMs: deps.limits.defaultTimeoutMs,
-        maxTimeoutMs: deps.limits.maxTimeoutMs,
         outputLimitBytes: deps.limits.outputLimitBytes,
         // The process runner enforces neither; a worker sets none.
         memoryLimitBytes: 0,

@@ -11,32 +11,28 @@
  * Lifecycle ({@link WORKER_LINK_LIFECYCLE}, one log line per move): `connecting`
  * (dialled, no agent hello yet) -> `ready` (the agent said hello) -> `backoff` (stream
  * over, waiting to redial) -> `connecting` ...; `refused` (the agent answered
- * UNAUTHENTICATED) and `closed` (stopped) end it.
+ * UNAUTHENTICATED) and `closed` (stopped) end it. The agent's side of the same stream
+ * is another machine, `worker-stream` (`mesh/worker-hub.ts`).
  *
  * @module
  */
 
-import { Client, type ClientDuplexStream, status as GrpcStatus } from '@grpc/grpc-js';
+import { type Client, type ClientDuplexStream, status as GrpcStatus } from '@grpc/grpc-js';
 import type { HostPort, MeshTlsConfig } from '../config/index.js';
 import { NodeStoppingError } from '../contract/index.js';
 import {
   type BackoffOptions,
-  channelCredentials,
-  clientChannelOptions,
   DEFAULT_BACKOFF,
+  dialNodeStream,
   endpointKey,
   HEALTH_INTERVAL_MS,
   type HealthFrame,
   type HelloFrame,
-  loadMeshProtos,
-  meshTokenMetadata,
-  NODE_STREAM_PATH,
   nextBackoff,
   type RequestHandler,
   ServerSession,
   type SessionHost,
   settleWithin,
-  tolerantDeserializer,
 } from '../mesh/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/index.js';
@@ -184,19 +180,10 @@ export class WorkerLink {
     const generation = this.generation;
     // The first dial finds the machine in `connecting` already: no move, no line.
     this.machine.moveTo('connecting', { attempt: this.attempt });
-    const method = loadMeshProtos().nodeService.Stream;
-    if (!method) throw new Error('NodeService has no Stream method');
-    const client = new Client(
-      this.key,
-      channelCredentials(this.options.tls),
-      clientChannelOptions(),
-    );
-    const call = client.makeBidiStreamRequest(
-      NODE_STREAM_PATH,
-      method.requestSerialize,
-      tolerantDeserializer(method.responseDeserialize),
-      meshTokenMetadata(this.options.token),
-    );
+    const { client, call } = dialNodeStream(this.options.agent, {
+      tls: this.options.tls,
+      token: this.options.token,
+    });
     this.client = client;
     this.call = call;
     call.on('status', (status: { code: number; details?: string }) => {

@@ -9,10 +9,10 @@
 
 import type { HostPort, MeshTlsConfig } from '../config/index.js';
 import type { Need, WorkerOffer } from '../contract/index.js';
+import { MAX_READ_BYTES, MAX_WRITE_BYTES } from '../files/index.js';
 import type { BackoffOptions } from '../mesh/index.js';
 import { ProcessRunner } from '../sandbox/index.js';
 import type { Logger } from '../telemetry/index.js';
-import { MAX_READ_BYTES, MAX_WRITE_BYTES } from '../workbench/index.js';
 import { CallSlots } from './call-slots.js';
 import { commandBaseEnv } from './command-env.js';
 import type { WorkerExecLimits } from './worker-exec.js';

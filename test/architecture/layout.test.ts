@@ -135,6 +135,7 @@ t.test('src/ holds the parts of the design and nothing else', async (t) => {
     'client',
     'config',
     'contract',
+    'files',
     'mcp',
     'mesh',
     'objects',

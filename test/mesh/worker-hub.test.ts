@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import type { Frame, RequestFrame } from '../../src/mesh/frames.js';
 import { MeshServer } from '../../src/mesh/mesh-server.js';
 import { PeerUnavailableError } from '../../src/mesh/stream-caller.js';
-import { WorkerHub, type WorkerLinkInfo } from '../../src/mesh/worker-hub.js';
+import { WorkerHub, type WorkerStreamInfo } from '../../src/mesh/worker-hub.js';
 import { WORKER_DISPATCH_METHOD } from '../../src/mesh/worker-method.js';
 import { eventually, openRawStream, type RawStream } from '../support/mesh.js';
 
@@ -20,7 +20,7 @@ const TOKENS: Record<string, string> = { 'tok-alice': 'alice', 'tok-bob': 'bob' 
 
 /** A hub on a real server; raw workers send no Health, so staleness is off unless asked. */
 async function startHub(t: Test, staleMs = 3_600_000) {
-  const events: { kind: 'connected' | 'disconnected'; link: WorkerLinkInfo }[] = [];
+  const events: { kind: 'connected' | 'disconnected'; link: WorkerStreamInfo }[] = [];
   const hub = new WorkerHub({
     self: { nodeId: 'agent-1', nodeType: 'agent', version: 'test' },
     authenticate: async (token) => TOKENS[token] ?? null,

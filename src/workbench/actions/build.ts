@@ -28,7 +28,8 @@ import {
   type Toolchain,
   WorkbenchError,
 } from '../../contract/index.js';
-import { type ExecDeps, requireRunner } from './exec.js';
+import { requireRunner } from '../../sandbox/index.js';
+import type { ExecDeps } from './exec.js';
 
 /**
  * The environment of a build's command (over the runner's base: PATH, HOME, LANG).

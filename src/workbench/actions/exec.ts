@@ -1,28 +1,22 @@
-import type { ActionArgs, ExecPayload, ExecRequest, OutputSink } from '../../contract/index.js';
+import type { ActionArgs, ExecPayload, ExecRequest } from '../../contract/index.js';
 import {
   execRequestOf,
   isErrorCode,
   parseExecRequest,
   WorkbenchError,
 } from '../../contract/index.js';
+import { checkWorkspaceFilePath, splitWorkspacePath } from '../../files/index.js';
 import { commandAnswer, FILES_NOT_SAVED } from '../../queue/index.js';
-import type { Runner, RunnerSelection, RunResult, SandboxEgress } from '../../sandbox/index.js';
+import { type RunLimits, type RunnerSelection, requireRunner } from '../../sandbox/index.js';
 import type { Command } from '../../store/index.js';
 import { type CommandChecker, denialPayload, isSensitiveVariable } from '../allowlist/index.js';
-import { checkWorkspaceFilePath, resolveWorkspacePath, splitWorkspacePath } from './safe-path.js';
 
-/** Limits `exec` applies, from the node's configuration. */
-export interface ExecLimits {
+/** Limits `exec` applies, from the node's configuration: the run's, and its timeouts. */
+export interface ExecLimits extends RunLimits {
   /** Timeout when the call gives none, ms. */
   defaultTimeoutMs: number;
   /** Largest timeout a call may ask for, ms. */
   maxTimeoutMs: number;
-  /** Per-stream output cap, bytes. */
-  outputLimitBytes: number;
-  /** Memory limit per command, bytes. */
-  memoryLimitBytes: number;
-  /** Process limit per command. */
-  pidsLimit: number;
 }
 
 /** What `exec` needs besides the call. */
@@ -33,12 +27,6 @@ export interface ExecDeps {
 }
 
 export type { ExecPayload };
-
-/** The runner, or the `no_sandbox` refusal when this node has none. */
-export function requireRunner(selection: RunnerSelection): Runner {
-  if ('runner' in selection) return selection.runner;
-  throw new WorkbenchError('no_sandbox', selection.error.message);
-}
 
 /**
  * Everything refused before a command is queued: the allowlist on a real parse of
@@ -89,61 +77,6 @@ export function prepareExec(
   for (const output of args.outputs ?? []) checkWorkspaceFilePath(output.path);
   requireRunner(deps.runner);
   return { request: execRequestOf(args), timeoutMs };
-}
-
-/** Resolves a command's cwd inside the (reconciled) workspace; `.` when none. */
-async function resolveCwd(workspaceDir: string, cwd: string | undefined): Promise<string> {
-  if (cwd === undefined) return '.';
-  const dir = await resolveWorkspacePath(workspaceDir, cwd, { allowRoot: true });
-  if (dir.stat === null && dir.rel !== '') {
-    throw new WorkbenchError(
-      'path_not_found',
-      `path_not_found: cwd "${dir.rel}" does not exist in the workspace; give a directory that exists (relative to the workspace root), or create it first with mkdir -p`,
-      {
-        path: dir.rel,
-      },
-    );
-  }
-  if (dir.stat !== null && !dir.stat.isDirectory()) {
-    throw new WorkbenchError(
-      'invalid_path',
-      `invalid_path: cwd "${dir.rel}" is a file, not a directory; give the directory to run in (relative to the workspace root)`,
-      {
-        path: dir.rel,
-      },
-    );
-  }
-  return dir.rel || '.';
-}
-
-/**
- * Runs one queued command in the sandbox, in its workspace directory (a worker host
- * runs its calls' commands through it too, in its user's root, with no allowlist).
- */
-export async function runInSandbox(
-  deps: Pick<ExecDeps, 'runner' | 'limits'>,
-  workspaceDir: string,
-  request: ExecRequest,
-  timeoutMs: number,
-  ctx: { signal: AbortSignal; onOutput: OutputSink; reuse?: string; egress?: SandboxEgress },
-): Promise<RunResult> {
-  const runner = requireRunner(deps.runner);
-  const cwd = await resolveCwd(workspaceDir, request.cwd);
-  // Expected outputs are the executor's business after the run, not the runner's.
-  const { outputs: _outputs, ...what } = request;
-  return runner.run({
-    ...what,
-    workspaceDir,
-    cwd,
-    timeoutMs,
-    outputLimitBytes: deps.limits.outputLimitBytes,
-    memoryLimitBytes: deps.limits.memoryLimitBytes,
-    pidsLimit: deps.limits.pidsLimit,
-    signal: ctx.signal,
-    onOutput: ctx.onOutput,
-    ...(ctx.reuse !== undefined ? { reuse: ctx.reuse } : {}),
-    ...(ctx.egress !== undefined ? { egress: ctx.egress } : {}),
-  });
 }
 
 /**

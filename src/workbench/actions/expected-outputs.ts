@@ -23,10 +23,10 @@ import {
   INTERNAL_ERROR_MESSAGE,
   WorkbenchError,
 } from '../../contract/index.js';
+import type { FileContext } from '../../files/index.js';
 import { isObjectStoreError, type ObjectStore } from '../../objects/index.js';
 import type { NewArtifact } from '../../store/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import type { FileContext } from './files.js';
 import { storeArtifact } from './promote-artifact.js';
 
 /** What became of a command's expected outputs: one result each, and the rows to record. */

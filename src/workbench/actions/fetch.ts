@@ -1,7 +1,7 @@
 import { unlink } from 'node:fs/promises';
 import type { ActionArgs, CidrRange } from '../../contract/index.js';
+import { type FileContext, openForWrite } from '../../files/index.js';
 import { fetchToFile, type HostResolver } from '../fetch/index.js';
-import { type FileContext, openForWrite } from './files.js';
 
 /** Fetch settings of the node. */
 export interface FetchLimits {

@@ -16,9 +16,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { extname } from 'node:path';
 import { Transform } from 'node:stream';
 import { type ActionArgs, type PromotedArtifact, WorkbenchError } from '../../contract/index.js';
+import { type FileContext, openForRead } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import { type Db, type NewArtifact, type Run, recordArtifacts } from '../../store/index.js';
-import { type FileContext, openForRead } from './files.js';
 
 /** Largest file that can be promoted, bytes. */
 export const MAX_ARTIFACT_BYTES = 1024 * 1024 * 1024;

@@ -18,7 +18,7 @@ import { constants } from 'node:fs';
 import { chmod, chown, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ActionArgs, MAX_UPLOAD_BYTES, WorkbenchError } from '../../contract/index.js';
-import { type FileContext, placeFile } from './files.js';
+import { type FileContext, placeFile } from '../../files/index.js';
 import { removeUploadStage } from './upload-stages.js';
 
 /** The part of an `fs_write` call that makes it an upload. */

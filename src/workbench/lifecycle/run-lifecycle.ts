@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { checkRunId, isTerminalRunStatus, WorkbenchError } from '../../contract/index.js';
+import { removeTree } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
   blobsNamedElsewhere,
@@ -20,7 +21,7 @@ import {
   type Workspace,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import { removeRunStages, removeTree } from '../actions/index.js';
+import { removeRunStages } from '../actions/index.js';
 import { blobsUnder, collectBlobs } from '../sync/index.js';
 
 /** Where a run's workspace bytes live in the object store: everything under it is the run's. */
@@ -36,7 +37,7 @@ export function releaseReasonFor(status: TerminalRunStatus): ReleasedReason {
 /**
  * Removes a run's local workspace directory, if this node has one, whatever a command
  * left in it (FIFOs, links, trees deeper than PATH_MAX), never following a link out
- * of it (`actions/remove-tree.ts`). Only a valid run id is ever joined to the root, so this
+ * of it (`files/remove-tree.ts`). Only a valid run id is ever joined to the root, so this
  * cannot remove anything else.
  */
 export async function removeWorkspaceDir(workbenchRoot: string, runId: string): Promise<void> {

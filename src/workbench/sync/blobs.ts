@@ -17,8 +17,8 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
+import { isInsideRealRoot } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
-import { isInsideRealRoot } from '../actions/index.js';
 import { FileChangedDuringSync } from './errors.js';
 
 /** The object key of a run's blob with the given content hash. */

@@ -12,7 +12,7 @@
  * Nothing here follows a symbolic link out of the workspace: a link (or file) where
  * the manifest needs a directory is removed and replaced by a real directory, the
  * rename replaces a link at the final path rather than writing through it, and
- * removal unlinks links themselves. Directory trees are removed by `actions/remove-tree.ts`,
+ * removal unlinks links themselves. Directory trees are removed by `files/remove-tree.ts`,
  * which reaches trees deeper than `PATH_MAX`.
  *
  * @module
@@ -33,9 +33,9 @@ import {
   utimes,
 } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeEntriesOf, removeTree } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import { blobOwner, type ManifestFile } from '../../store/index.js';
-import { removeEntriesOf, removeTree } from '../actions/index.js';
 import { blobKey, SMALL_BLOB_BYTES } from './blobs.js';
 import { BlobCorrupt } from './errors.js';
 import { mapLimit } from './pool.js';

@@ -14,7 +14,7 @@ import { type Dirent, lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { pathBytesFit, truncateForReport, utf8Bytes } from '../actions/index.js';
+import { pathBytesFit, truncateForReport, utf8Bytes } from '../../files/index.js';
 import type { LocalFile } from './diff.js';
 import { MODE_MASK } from './diff.js';
 

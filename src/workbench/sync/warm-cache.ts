@@ -37,8 +37,8 @@
  */
 
 import { join } from 'node:path';
+import { removeTree } from '../../files/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import { removeTree } from '../actions/index.js';
 import type { BaseSnapshot } from './workspace-sync.js';
 
 /** What the cache knows of one run's directory. */

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { removeTree } from '../../../src/workbench/actions/index.js';
+import { removeTree } from '../../../src/files/index.js';
 import {
   MAX_REPORTED_REFUSALS,
   type RefusedEntry,

@@ -1,8 +1,8 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { removeTree } from '../../../src/files/index.js';
 import { FsObjectStore } from '../../../src/objects/index.js';
-import { removeTree } from '../../../src/workbench/actions/index.js';
 import { hydrateWorkspace, reconcileWorkspace } from '../../../src/workbench/sync/index.js';
 import { makeDeepTree } from '../../support/deep-tree.js';
 import {

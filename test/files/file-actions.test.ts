@@ -15,8 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ACTION_SCHEMAS, type ActionArgs } from '../../../src/contract/index.js';
-import type { FileType } from '../../../src/workbench/actions/file-type.js';
+import { ACTION_SCHEMAS, type ActionArgs } from '../../src/contract/index.js';
 import {
   type FileContext,
   fsDelete,
@@ -24,10 +23,11 @@ import {
   fsRead,
   fsWrite,
   openForRead,
-} from '../../../src/workbench/actions/files.js';
-import { removeTree } from '../../../src/workbench/actions/index.js';
-import { resolveWorkspacePath } from '../../../src/workbench/actions/safe-path.js';
-import { makeDeepTree } from '../../support/deep-tree.js';
+} from '../../src/files/file-actions.js';
+import type { FileType } from '../../src/files/file-type.js';
+import { removeTree } from '../../src/files/index.js';
+import { resolveWorkspacePath } from '../../src/files/safe-path.js';
+import { makeDeepTree } from '../support/deep-tree.js';
 
 const base = await mkdtemp(join(tmpdir(), 'memql-files-'));
 t.teardown(() => rm(base, { recursive: true, force: true }));

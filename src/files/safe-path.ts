@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { WorkbenchError } from '../../contract/index.js';
+import { WorkbenchError } from '../contract/index.js';
 import { checkHostPath, checkName, pathLimitError } from './path-limits.js';
 
 /** Symlink hops followed while resolving one path before it counts as a loop. */

@@ -1,9 +1,5 @@
 import t from 'tap';
-import {
-  type FileType,
-  fileTypeOf,
-  notARegularFile,
-} from '../../../src/workbench/actions/file-type.js';
+import { type FileType, fileTypeOf, notARegularFile } from '../../src/files/file-type.js';
 
 type Kind = 'file' | 'dir' | 'link' | 'fifo' | 'socket' | 'char' | 'block' | 'none';
 

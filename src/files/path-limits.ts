@@ -12,7 +12,7 @@
  * @module
  */
 
-import { WorkbenchError } from '../../contract/index.js';
+import { WorkbenchError } from '../contract/index.js';
 
 /** Longest file or directory name, bytes (Linux `NAME_MAX`). */
 export const NAME_MAX_BYTES = 255;

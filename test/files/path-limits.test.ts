@@ -6,8 +6,8 @@ import {
   PATH_MAX_BYTES,
   pathLimitError,
   truncateForReport,
-} from '../../../src/workbench/actions/path-limits.js';
-import { splitWorkspacePath } from '../../../src/workbench/actions/safe-path.js';
+} from '../../src/files/path-limits.js';
+import { splitWorkspacePath } from '../../src/files/safe-path.js';
 
 t.test('names are measured in UTF-8 bytes against NAME_MAX', async (t) => {
   const cases: [string, string, ReturnType<typeof checkName>][] = [

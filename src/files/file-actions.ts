@@ -1,3 +1,13 @@
+/**
+ * The file actions on a directory root: `fs_read`, `fs_list`, `fs_write`, `fs_delete`,
+ * and the opens, placements and writes the workbench's other actions build on (fetch,
+ * uploads, promoted artifacts). Every path goes through `safe-path.ts`: nothing
+ * escapes the root, links included. The root is a run's workspace on a workbench, and
+ * the user's chosen directory on a worker host.
+ *
+ * @module
+ */
+
 import { isUtf8 } from 'node:buffer';
 import { constants, type Stats } from 'node:fs';
 import {
@@ -13,11 +23,16 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { type ActionArgs, WorkbenchError } from '../../contract/index.js';
+import { type ActionArgs, MAX_FILE_WRITE_BYTES, WorkbenchError } from '../contract/index.js';
 import { type FileType, fileTypeOf, notARegularFile } from './file-type.js';
 import { checkHostPath, type PathLimit, truncateForReport } from './path-limits.js';
 import { removeTree } from './remove-tree.js';
 import { isInsideRealRoot, type ResolvedPath, resolveWorkspacePath } from './safe-path.js';
+
+/** Largest `fs_read` answer, bytes: big enough for source files, small enough for a tool result. */
+export const MAX_READ_BYTES = 8 * 1024 * 1024;
+/** The largest file `fs_write` makes: the contract's limit, which clients state up front. */
+export const MAX_WRITE_BYTES = MAX_FILE_WRITE_BYTES;
 
 /** What the file actions need to know about the workspace they act on. */
 export interface FileContext {

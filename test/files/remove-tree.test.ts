@@ -3,8 +3,8 @@ import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { removeEntriesOf, removeTree } from '../../../src/workbench/actions/index.js';
-import { makeDeepTree } from '../../support/deep-tree.js';
+import { removeEntriesOf, removeTree } from '../../src/files/index.js';
+import { makeDeepTree } from '../support/deep-tree.js';
 
 const base = await mkdtemp(join(tmpdir(), 'memql-remove-'));
 t.teardown(() => rm(base, { recursive: true, force: true }));

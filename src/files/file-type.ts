@@ -9,7 +9,7 @@
  */
 
 import type { Stats } from 'node:fs';
-import { WorkbenchError } from '../../contract/index.js';
+import { WorkbenchError } from '../contract/index.js';
 import { truncateForReport } from './path-limits.js';
 
 /**
