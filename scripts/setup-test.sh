@@ -37,6 +37,9 @@ bash scripts/setup/install-grpc-client.sh
 step "independent MCP client (the Python mcp package) for the MCP server test"
 bash scripts/setup/install-mcp-client.sh
 
+step "the Python SDK (clients/python) with pytest and mypy, in its own virtualenv, for its test"
+bash scripts/setup/install-python-sdk.sh
+
 step "headless Chromium for the console test"
 bash scripts/setup/install-browser.sh
 
