@@ -1,6 +1,6 @@
 /**
  * A warm bwrap sandbox: one launch chain (`bwrap-launch.ts`) whose program is the
- * session agent (`session-agent.ts`) instead of a command, kept after a command so the
+ * session agent (`session-agent.pl`, started by `session-agent.ts`) instead of a command, kept after a command so the
  * next command of the same workspace runs as the agent's child instead of paying for a
  * new chain, new namespaces, a new cgroup and a new staging overlay. Everything a fresh
  * sandbox holds still holds per command: the namespaces, the seccomp filter, uid 10001
@@ -26,17 +26,8 @@ import type { CommandCgroup } from '../cgroups/index.js';
 import type { CommandOutput } from '../output-capture.js';
 import { createCommandOutput } from '../output-capture.js';
 import type { RunResult, RunSpec } from '../runner.js';
+import { type AgentEvent, AgentEventReader } from './agent-events.js';
 import {
-  type BwrapLaunch,
-  type LaunchChain,
-  sandboxDidNotStart,
-  spawnLaunchChain,
-} from './bwrap-launch.js';
-import {
-  AGENT_CHUNK_BYTES,
-  AGENT_FDS,
-  type AgentEvent,
-  AgentEventReader,
   encodeAgentRequest,
   encodePortClose,
   encodePortConnect,
@@ -46,7 +37,14 @@ import {
   encodeProcessStdin,
   encodeProcessStdinEnd,
   encodeStartProcess,
-} from './session-agent.js';
+} from './agent-requests.js';
+import {
+  type BwrapLaunch,
+  type LaunchChain,
+  sandboxDidNotStart,
+  spawnLaunchChain,
+} from './bwrap-launch.js';
+import { AGENT_CHUNK_BYTES, AGENT_FDS } from './session-agent.js';
 
 /** Where a warm sandbox is in its life. */
 export type SessionState = 'starting' | 'idle' | 'busy' | 'tidying' | 'ended';
