@@ -40,7 +40,7 @@ import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import { type OutputSink, WorkbenchError } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import type { CgroupLimits, CgroupV1Hierarchy, CgroupV1Options } from '../cgroups/index.js';
+import type { CgroupLimits, CgroupV1Hierarchy } from '../cgroups/index.js';
 import { commandEnv, SANDBOX_PATH } from '../command-env.js';
 import { egressEnvironment, type SandboxEgress } from '../egress-bridge.js';
 import {
@@ -55,6 +55,7 @@ import { cancelledBeforeStart } from '../supervise.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from '../workspace-path.js';
 import { type BwrapCommandLine, bwrapCommandLine, sandboxCwd } from './bwrap-args.js';
 import { launchBwrap } from './bwrap-launch.js';
+import { type BwrapRunnerOptions, limitsKey, sandboxLimits } from './bwrap-options.js';
 import { isExecutable, probeBwrap } from './bwrap-probe.js';
 import { BwrapSession } from './bwrap-session.js';
 import { HostResources } from './host-resources.js';
@@ -62,6 +63,8 @@ import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
 import { SessionPool } from './session-pool.js';
 import type { SessionProcess } from './session-processes.js';
 import type { Stage } from './workspace-staging.js';
+
+export type { BwrapRunnerOptions } from './bwrap-options.js';
 
 /** What {@link BwrapRunner.startProcess} starts. */
 export interface ProcessSpec {
@@ -80,62 +83,6 @@ export interface ProcessSpec {
   readonly pty?: { readonly cols: number; readonly rows: number };
   /** Receives its output as it comes. */
   readonly onOutput: OutputSink;
-}
-
-/** The part of a warm sandbox's key its limits make. */
-function limitsKey(limits: CgroupLimits): string {
-  return `${limits.pidsMax}\0${limits.memoryBytes}`;
-}
-
-/** Options of {@link BwrapRunner}. Every one has a default. */
-export interface BwrapRunnerOptions {
-  /** Default `/usr/bin/bwrap`. */
-  bwrapPath?: string;
-  /** util-linux `setpriv`, used to drop from root to uid 10001. Default `/usr/bin/setpriv`. */
-  setprivPath?: string;
-  /** Where to create per-command cgroups, or `false` to never use them. Default: the v1 hierarchy at `/sys/fs/cgroup`. */
-  cgroups?: CgroupV1Options | false;
-  /** Process limit when a spec gives none. Default 512. */
-  defaultPidsLimit?: number;
-  /** Memory limit in bytes when a spec gives none. Default 2 GiB. */
-  defaultMemoryLimitBytes?: number;
-  /**
-   * CPU time of one command (its whole process tree) per wall-clock time, in CPUs
-   * (`MEMQL_EXEC_CPU_LIMIT`), e.g. 0.5 or 2; `null` for no CPU limit (the command then
-   * shares the node's cpu cgroup). Default 1.
-   */
-  cpus?: number | null;
-  /** Size of the private `/tmp` in bytes (its pages count as the command's memory). Default 256 MiB. */
-  tmpSizeBytes?: number;
-  /** Size of the private `/dev/shm` in bytes. Default 64 MiB. */
-  shmSizeBytes?: number;
-  /** Drop from root to uid 10001 before bwrap. Default: when the node runs as root. */
-  dropPrivileges?: boolean;
-  /**
-   * Install the seccomp filter (`seccomp-policy.ts`) in every sandbox. Default true;
-   * `false` only to compare with the filter off (tests, diagnosis).
-   */
-  seccomp?: boolean;
-  /** The architecture to build the filter for, as Node names it. Default `process.arch`. */
-  arch?: string;
-  /**
-   * Mount the workspace through an overlay of its own so that the sandbox's mount table
-   * shows no host path (`workspace-staging.ts`). Needs root. Default: when the node
-   * runs as root.
-   */
-  stageWorkspace?: boolean;
-  /** Where {@link BwrapRunner.probe} makes its scratch workspace. Default the OS temp dir. */
-  probeDir?: string;
-  /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
-  logger?: Logger;
-  /**
-   * How long a warm sandbox waits, idle, for the next command of its workspace, ms
-   * (`MEMQL_SANDBOX_IDLE_MS`; see `bwrap-session.ts`). Only commands whose spec has a
-   * `reuse` key run in one. 0: every command gets a sandbox of its own. Default 30000.
-   */
-  warmIdleMs?: number;
-  /** Most warm sandboxes kept idle at once. Default 64. */
-  maxWarm?: number;
 }
 
 /** The environment every command starts from, before its own entries. */
@@ -235,7 +182,7 @@ export class BwrapRunner implements Runner {
       );
     }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
-    const limits = this.limitsOf(spec);
+    const limits = sandboxLimits(spec, this.options);
     // A command with the network runs in a sandbox of its own: a warm sandbox holds no
     // proxy socket, and one that did must not serve a run whose network was taken away.
     if (spec.reuse !== undefined && spec.egress === undefined && (await this.warmSandboxes())) {
@@ -289,7 +236,7 @@ export class BwrapRunner implements Runner {
     const env = commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);
-    const limits = this.limitsOf(spec);
+    const limits = sandboxLimits(spec, this.options);
     const key = `${spec.reuse}\0${limitsKey(limits)}`;
     let session = await this.pool.take(spec.workspaceDir, key, limitsKey(limits));
     // Processes live only in a sandbox made for them (see startSession): a warm sandbox
@@ -418,13 +365,5 @@ export class BwrapRunner implements Runner {
         ...(egress ? { egress } : {}),
       }),
     );
-  }
-
-  private limitsOf(spec: Pick<RunSpec, 'pidsLimit' | 'memoryLimitBytes'>): CgroupLimits {
-    return {
-      pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
-      memoryBytes: spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
-      ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
-    };
   }
 }
