@@ -1,7 +1,8 @@
 // `npm start`'s build step: compiles src/ and nodes/ (tsconfig.start.json, incremental)
 // only when a source or a build setting is newer than the last such build, so a start
 // with nothing changed runs the compiled node at once instead of rebuilding everything;
-// and makes the empty PGlite cluster new data directories start from, when missing.
+// copies the files the compiled code reads (the sandbox agent's Perl program) when they
+// changed; and makes the empty PGlite cluster new data directories start from, when missing.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,5 +33,8 @@ if (built === 0 || sources > built) {
   utimesSync(STAMP, new Date(), new Date());
 }
 
+// The assets beside the compiled code (scripts/copy-assets.mjs): a changed agent program
+// is copied even when no TypeScript changed.
+await import('./copy-assets.mjs');
 // An empty database cluster for new data directories (made once per PGlite version).
 await import('./pglite-template.mjs');

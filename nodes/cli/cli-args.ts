@@ -4,71 +4,34 @@
  * so every form is tested without a server.
  */
 import { parseArgs } from 'node:util';
-import { quote } from 'shell-quote';
-import {
-  type EnvironmentHint,
-  GOOS_VALUES,
-  isTerminalRunStatus,
-  isTokenKind,
-  NEEDS,
-  type RunStatus,
-  type TerminalRunStatus,
-  type TokenKind,
-} from '../../src/client/index.js';
 import { take, UsageError } from './cli-usage.js';
-import { hostList, type NetworkCliCommand, parseNetwork, secretList } from './network-args.js';
+import { type ExecCliCommand, execLine, parseBuild, parseExec } from './exec-args.js';
+import {
+  type FileCliCommand,
+  parseArtifacts,
+  parseFs,
+  parsePromote,
+  parseWorkspaces,
+} from './file-args.js';
+import { type NetworkCliCommand, parseNetwork } from './network-args.js';
 import { type ProcessCliCommand, parseProcesses, parseShell } from './process-args.js';
+import { parseCommands, parseRuns, type RunCliCommand } from './run-args.js';
+import { parseTokens, type TokenCliCommand } from './token-args.js';
 import { parseVersions, type VersionCliCommand } from './version-args.js';
 import { parseConsent, parseWorkers, type WorkerCliCommand } from './worker-args.js';
 
 export { UsageError } from './cli-usage.js';
+export { execLine } from './exec-args.js';
 
 /** One subcommand with its arguments. */
 export type CliCommand =
   | { kind: 'help'; missingCommand?: true }
-  | {
-      kind: 'runs-create';
-      conversationId?: string;
-      retentionMs?: number;
-      /** Hosts its commands may reach and secrets it opts into (`--allow`, `--secret`). */
-      network?: { allow: string[]; secrets: string[] };
-    }
-  | { kind: 'runs-list'; status?: RunStatus; limit?: number; before?: string }
-  | { kind: 'runs-get'; runId: string }
-  | { kind: 'runs-end'; runId: string; status: TerminalRunStatus }
-  | { kind: 'runs-delete'; runId: string }
-  | {
-      kind: 'exec';
-      runId: string;
-      command: string;
-      timeoutMs?: number;
-      cwd?: string;
-      /** Expected outputs: workspace files promoted when the command exits 0. */
-      outputs?: { path: string }[];
-      /** The environment hint (`--needs`, `--os`): what the command needs beyond a workbench. */
-      environment?: EnvironmentHint;
-    }
-  | { kind: 'commands-get'; commandId: string }
-  | { kind: 'commands-list'; runId: string; status?: string; limit?: number; before?: string }
-  | { kind: 'fs-read'; runId: string; path: string; out?: string }
-  | {
-      kind: 'fs-write';
-      runId: string;
-      path: string;
-      source: { from: string } | { content: string };
-      append: boolean;
-    }
-  | { kind: 'fs-ls'; runId: string; path: string; recursive: boolean }
-  | { kind: 'promote'; runId: string; path: string; name?: string; contentType?: string }
-  | { kind: 'workspaces'; all: boolean }
-  | { kind: 'artifacts-list'; runId?: string }
-  | { kind: 'artifacts-download'; artifactId: string; out?: string; progress: boolean }
+  | RunCliCommand
+  | ExecCliCommand
+  | FileCliCommand
   | { kind: 'fleet' }
   | { kind: 'mcp' }
-  | { kind: 'tokens-create'; userId: string; label?: string; tokenKind?: TokenKind }
-  | { kind: 'tokens-list'; userId?: string }
-  | { kind: 'tokens-revoke'; tokenId: string }
-  | { kind: 'build'; runId: string; ref?: string; script?: string }
+  | TokenCliCommand
   | NetworkCliCommand
   | ProcessCliCommand
   | VersionCliCommand
@@ -200,49 +163,6 @@ const COMMAND_OPTIONS: Record<CliCommand['kind'], readonly OptionName[]> = {
   fork: [],
 };
 
-/**
- * The environment hint of `--needs NEED[,NEED...]` (repeatable) and `--os OS`; undefined
- * when neither is given.
- */
-function environmentHint(
-  needs: readonly string[] | undefined,
-  os: string | undefined,
-): EnvironmentHint | undefined {
-  if (needs === undefined && os === undefined) return undefined;
-  const list = [...new Set((needs ?? []).flatMap((n) => n.split(',')).map((n) => n.trim()))];
-  const unknown = list.filter((n) => !(NEEDS as readonly string[]).includes(n));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `--needs: "${unknown[0]}" is not a need; the needs are ${NEEDS.join(', ')}`,
-    );
-  }
-  if (os !== undefined && !(GOOS_VALUES as readonly string[]).includes(os)) {
-    throw new UsageError(
-      `--os: "${os}" is not an OS; use ${GOOS_VALUES.slice(0, 3).join(', ')}, ...`,
-    );
-  }
-  return {
-    ...(os === undefined ? {} : { os: os as EnvironmentHint['os'] & string }),
-    ...(list.length === 0 ? {} : { needs: list as NonNullable<EnvironmentHint['needs']> }),
-  };
-}
-
-function positiveInt(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--${flag} expects a positive integer`);
-  return Number(value);
-}
-
-/**
- * The shell line of `memql exec`: one word after `--` is a shell line as it is
- * (`'cat a | wc -l'`); several are a command and its arguments, each quoted, so the
- * sandbox runs exactly that argv (`grep "hello world" notes.txt` searches for the two
- * words, not for "hello" in two files).
- */
-export function execLine(words: readonly string[]): string {
-  return words.length === 1 ? words[0]! : quote([...words]);
-}
-
 function parseCommand(
   words: readonly string[],
   afterDash: readonly string[],
@@ -255,171 +175,30 @@ function parseCommand(
       return { kind: 'help', missingCommand: true } as const;
     case 'help':
       return { kind: 'help' } as const;
-    case 'runs': {
-      if (sub === 'create') {
-        take(rest, [], 'runs create');
-        const retentionMs = positiveInt(v['retention-ms'], 'retention-ms');
-        const allow = hostList(v.allow ?? [], 'runs create: --allow');
-        const secrets = secretList(v.secret);
-        return {
-          kind: 'runs-create',
-          ...(v.conversation === undefined ? {} : { conversationId: v.conversation }),
-          ...(retentionMs === undefined ? {} : { retentionMs }),
-          ...(allow.length === 0 && secrets.length === 0 ? {} : { network: { allow, secrets } }),
-        } as const;
-      }
-      if (sub === 'list' || sub === 'ls') {
-        take(rest, [], `runs ${sub}`);
-        const status = v.status;
-        if (status !== undefined && status !== 'running' && !isTerminalRunStatus(status)) {
-          throw new UsageError(
-            `runs ${sub}: --status must be running, succeeded, failed, cancelled or abandoned, not "${status}"`,
-          );
-        }
-        const limit = positiveInt(v.limit, 'limit');
-        return {
-          kind: 'runs-list',
-          ...(status === undefined ? {} : { status }),
-          ...(limit === undefined ? {} : { limit }),
-          ...(v.before === undefined ? {} : { before: v.before }),
-        } as const;
-      }
-      if (sub === 'get')
-        return { kind: 'runs-get', runId: take(rest, ['<runId>'], 'runs get')[0]! };
-      if (sub === 'delete') {
-        return { kind: 'runs-delete', runId: take(rest, ['<runId>'], 'runs delete')[0]! };
-      }
-      if (sub === 'end') {
-        const [runId, status] = take(rest, ['<runId>', '<status>'], 'runs end');
-        if (!isTerminalRunStatus(status)) {
-          throw new UsageError(
-            `runs end: status must be succeeded, failed, cancelled or abandoned, not "${status}"`,
-          );
-        }
-        return { kind: 'runs-end', runId: runId!, status } as const;
-      }
-      throw new UsageError(`runs: expected create, list, get, end or delete, not "${sub ?? ''}"`);
-    }
-    case 'exec': {
-      const [runId, ...inline] = take(all, ['<runId>'], 'exec', Number.POSITIVE_INFINITY);
-      const usage = 'memql exec <runId> -- <command...>';
-      if (afterDash.length === 0) {
-        throw new UsageError(
-          inline.length === 0
-            ? `exec: missing the command after --: ${usage} (one word is a shell line, several are the command and its arguments)`
-            : `exec: the command goes after --: ${usage}`,
-        );
-      }
-      if (inline.length > 0) {
-        throw new UsageError(
-          `exec: "${inline[0]}" stands before --; the whole command goes after it: ${usage}`,
-        );
-      }
-      const timeoutMs = positiveInt(v['timeout-ms'], 'timeout-ms');
-      const environment = environmentHint(v.needs, v.os);
-      return {
-        kind: 'exec',
-        runId: runId!,
-        command: execLine(afterDash),
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        ...(v.cwd === undefined ? {} : { cwd: v.cwd }),
-        ...(v.output === undefined ? {} : { outputs: v.output.map((path) => ({ path })) }),
-        ...(environment === undefined ? {} : { environment }),
-      } as const;
-    }
-    case 'commands': {
-      if (sub === 'get') {
-        return { kind: 'commands-get', commandId: take(rest, ['<commandId>'], 'commands get')[0]! };
-      }
-      if (sub === 'list') {
-        const [runId] = take(rest, ['<runId>'], 'commands list');
-        const limit = positiveInt(v.limit, 'limit');
-        return {
-          kind: 'commands-list',
-          runId: runId!,
-          ...(v.status === undefined ? {} : { status: v.status }),
-          ...(limit === undefined ? {} : { limit }),
-          ...(v.before === undefined ? {} : { before: v.before }),
-        } as const;
-      }
-      throw new UsageError(`commands: expected get or list, not "${sub ?? ''}"`);
-    }
+    case 'runs':
+      return parseRuns(sub, rest, v);
+    case 'exec':
+      return parseExec(all, afterDash, v);
+    case 'commands':
+      return parseCommands(sub, rest, v);
     case 'fs':
       return parseFs(sub, rest, v);
-    case 'promote': {
-      const [runId, path] = take(all, ['<runId>', '<path>'], 'promote');
-      return {
-        kind: 'promote',
-        runId: runId!,
-        path: path!,
-        ...(v.name === undefined ? {} : { name: v.name }),
-        ...(v['content-type'] === undefined ? {} : { contentType: v['content-type'] }),
-      } as const;
-    }
+    case 'promote':
+      return parsePromote(all, v);
     case 'workspaces':
-      take(all, [], 'workspaces');
-      return { kind: 'workspaces', all: v.all === true } as const;
-    case 'artifacts': {
-      if (sub === 'list') {
-        take(rest, [], 'artifacts list');
-        return {
-          kind: 'artifacts-list',
-          ...(v.run === undefined ? {} : { runId: v.run }),
-        } as const;
-      }
-      if (sub === 'download') {
-        const [artifactId] = take(rest, ['<artifactId>'], 'artifacts download');
-        return {
-          kind: 'artifacts-download',
-          artifactId: artifactId!,
-          progress: v.progress === true,
-          ...(v.out === undefined ? {} : { out: v.out }),
-        } as const;
-      }
-      throw new UsageError(`artifacts: expected list or download, not "${sub ?? ''}"`);
-    }
+      return parseWorkspaces(all, v);
+    case 'artifacts':
+      return parseArtifacts(sub, rest, v);
     case 'fleet':
       take(all, [], 'fleet');
       return { kind: 'fleet' } as const;
     case 'mcp':
       take(all, [], 'mcp');
       return { kind: 'mcp' } as const;
-    case 'tokens': {
-      if (sub === 'create') {
-        const [userId] = take(rest, ['<userId>'], 'tokens create');
-        if (v.kind !== undefined && !isTokenKind(v.kind)) {
-          throw new UsageError(
-            `tokens create: --kind must be agent (a tool loop's) or person (the user's own), not "${v.kind}"`,
-          );
-        }
-        return {
-          kind: 'tokens-create',
-          userId: userId!,
-          ...(v.label === undefined ? {} : { label: v.label }),
-          ...(v.kind === undefined ? {} : { tokenKind: v.kind }),
-        } as const;
-      }
-      if (sub === 'ls' || sub === 'list') {
-        take(rest, [], `tokens ${sub}`);
-        return {
-          kind: 'tokens-list',
-          ...(v.user === undefined ? {} : { userId: v.user }),
-        } as const;
-      }
-      if (sub === 'revoke') {
-        return { kind: 'tokens-revoke', tokenId: take(rest, ['<tokenId>'], 'tokens revoke')[0]! };
-      }
-      throw new UsageError(`tokens: expected create, ls or revoke, not "${sub ?? ''}"`);
-    }
-    case 'build': {
-      const [runId] = take(all, ['<runId>'], 'build');
-      return {
-        kind: 'build',
-        runId: runId!,
-        ...(v.ref === undefined ? {} : { ref: v.ref }),
-        ...(v.script === undefined ? {} : { script: v.script }),
-      } as const;
-    }
+    case 'tokens':
+      return parseTokens(sub, rest, v);
+    case 'build':
+      return parseBuild(all, v);
     case 'workers':
       return parseWorkers(sub, rest, v);
     case 'consent':
@@ -440,26 +219,6 @@ function parseCommand(
     default:
       throw new UsageError(`unknown command "${group}"`);
   }
-}
-
-function parseFs(sub: string | undefined, rest: readonly string[], v: Values): CliCommand {
-  if (sub === 'read') {
-    const [runId, path] = take(rest, ['<runId>', '<path>'], 'fs read');
-    return { kind: 'fs-read', runId: runId!, path: path!, ...(v.out ? { out: v.out } : {}) };
-  }
-  if (sub === 'write') {
-    const [runId, path] = take(rest, ['<runId>', '<path>'], 'fs write');
-    if ((v.from === undefined) === (v.content === undefined)) {
-      throw new UsageError('fs write: pass exactly one of --from FILE (or -) and --content TEXT');
-    }
-    const source = v.from === undefined ? { content: v.content! } : { from: v.from };
-    return { kind: 'fs-write', runId: runId!, path: path!, source, append: v.append === true };
-  }
-  if (sub === 'ls') {
-    const [runId, path] = take(rest, ['<runId>'], 'fs ls', 1);
-    return { kind: 'fs-ls', runId: runId!, path: path ?? '.', recursive: v.recursive === true };
-  }
-  throw new UsageError(`fs: expected read, write or ls, not "${sub ?? ''}"`);
 }
 
 function parseArgv(argv: readonly string[]) {

@@ -2,75 +2,38 @@
  * Running one parsed `memql` command against the API: each subcommand calls the
  * client, prints human or JSON output, and returns the process exit code.
  */
-import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { type Readable, Writable } from 'node:stream';
 import {
   ClientError,
   type CommandStatus,
-  type DispatchResult,
-  type ExecPayload,
   type FsListPayload,
   isAbortError,
-  MAX_FILE_WRITE_BYTES,
-  MAX_UPLOAD_BYTES,
   type PromotePayload,
   type WorkbenchClient,
 } from '../../src/client/index.js';
 import { serveMcpStdio } from '../../src/mcp/index.js';
-import type { CliCommand, CliInvocation } from './cli-args.js';
+import type { CliInvocation } from './cli-args.js';
+import { type CliIo, json, line, payloadOf, Refused } from './cli-io.js';
 import {
   EXIT_CANCELLED,
-  execExitCode,
   formatArtifacts,
-  formatBytes,
   formatCommands,
   formatError,
   formatFleet,
   formatListing,
-  formatOutputs,
-  formatProgress,
   formatRun,
   formatRuns,
   formatTokens,
   formatWorkspaces,
   USAGE,
 } from './cli-output.js';
+import { build, exec } from './exec-commands.js';
+import { download, fsRead, fsWrite } from './file-commands.js';
 import { runNetworkCommand } from './network-commands.js';
 import { runProcessCommand } from './process-commands.js';
 import { runVersionCommand } from './version-commands.js';
 import { runWorkerCommand } from './worker-commands.js';
 
-/** Where a command's output goes; the process's streams in the binary. */
-export interface CliIo {
-  readonly stdout: Writable & { isTTY?: boolean };
-  readonly stderr: Writable & { isTTY?: boolean };
-  readonly stdin: Readable & { isTTY?: boolean };
-}
-
-/** Bytes per appending `fs_write` call; halved on `payload_too_large`. */
-const CHUNK_BYTES = 1024 * 1024;
-const MIN_CHUNK_BYTES = 16 * 1024;
-/** Downloads at least this large show progress on a terminal without `--progress`. */
-const PROGRESS_MIN_BYTES = 1024 * 1024;
-
-/** A dispatch the server refused, carried to the one place that prints errors. */
-class Refused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function payloadOf<P>(result: DispatchResult): P {
-  if (!result.ok) throw new Refused(result.errorCode, result.message);
-  return result.payload as P;
-}
-
-const line = (out: Writable, text: string) => out.write(text.endsWith('\n') ? text : `${text}\n`);
-const json = (out: Writable, value: unknown) => out.write(`${JSON.stringify(value, null, 2)}\n`);
+export type { CliIo } from './cli-io.js';
 
 /**
  * Runs `invocation` and resolves to the exit code. Errors are printed here as
@@ -280,253 +243,4 @@ async function runCommand(
     default:
       return runWorkerCommand(command, client, out, global.json);
   }
-}
-
-type Call = (
-  runId: string,
-  action: string,
-  args: Record<string, unknown>,
-) => Promise<DispatchResult>;
-
-async function exec(
-  command: Extract<CliCommand, { kind: 'exec' }>,
-  global: CliInvocation['global'],
-  client: WorkbenchClient,
-  io: CliIo,
-  signal: AbortSignal,
-): Promise<number> {
-  const { kind: _kind, runId, environment, ...request } = command;
-  // What is piped in (not a terminal) is the command's standard input.
-  const stdin = io.stdin.isTTY ? '' : await readStdinText(io.stdin);
-  const args = stdin === '' ? request : { ...request, stdin };
-  const result = await client.dispatchStream(
-    {
-      action: 'exec',
-      args,
-      runId,
-      agentId: global.agentId,
-      taskId: global.taskId,
-      ...(environment === undefined ? {} : { environment }),
-    },
-    // Ctrl-C (or a reader that went away) is the person cancelling the command.
-    { signal, cancelOnDisconnect: true, onOutput: liveOutput(global, io) },
-  );
-  return reportCommand(result, global, io);
-}
-
-/** Writes a command's output to ours as it comes (not with --json). */
-function liveOutput(global: CliInvocation['global'], io: CliIo) {
-  return (stream: 'stdout' | 'stderr', chunk: Buffer) => {
-    if (!global.json) (stream === 'stdout' ? io.stdout : io.stderr).write(chunk);
-  };
-}
-
-/** Says how a command that ran ended (what its output did not) and gives its exit code. */
-function reportCommand(result: DispatchResult, global: CliInvocation['global'], io: CliIo) {
-  const payload = payloadOf<ExecPayload>(result);
-  if (global.json) json(io.stdout, payload);
-  else if (payload.timedOut) io.stderr.write(`memql: command ${payload.commandId} timed out\n`);
-  else if (payload.cancelled)
-    io.stderr.write(`memql: command ${payload.commandId} was cancelled\n`);
-  else if (payload.oomKilled)
-    io.stderr.write(`memql: command ${payload.commandId} ran out of memory\n`);
-  if (!global.json && (payload.stdoutTruncated || payload.stderrTruncated)) {
-    io.stderr.write('memql: output was over the size limit and is truncated\n');
-  }
-  if (!global.json && payload.outputs) io.stderr.write(formatOutputs(payload.outputs));
-  return execExitCode(payload);
-}
-
-/** `memql build`: the operator's package build, streamed like exec. */
-async function build(
-  command: Extract<CliCommand, { kind: 'build' }>,
-  global: CliInvocation['global'],
-  client: WorkbenchClient,
-  io: CliIo,
-  signal: AbortSignal,
-): Promise<number> {
-  const { kind: _kind, runId, ...request } = command;
-  const result = await client.build(runId, request, {
-    signal,
-    cancelOnDisconnect: true,
-    onOutput: liveOutput(global, io),
-  });
-  return reportCommand(result, global, io);
-}
-
-/**
- * Streams a workspace file to `--out` (a partial file is removed on failure), to
- * stdout, or, with `--json` and no `--out`, into the answer as base64.
- */
-async function fsRead(
-  command: Extract<CliCommand, { kind: 'fs-read' }>,
-  client: WorkbenchClient,
-  io: CliIo,
-  asJson: boolean,
-  signal: AbortSignal,
-  ids: { agentId: string; taskId: string },
-): Promise<number> {
-  const parts: Buffer[] = [];
-  const collect = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      parts.push(chunk);
-      done();
-    },
-  });
-  const to = command.out ?? (asJson ? collect : io.stdout);
-  const result = await client.downloadFile(command.runId, command.path, { to, signal, ...ids });
-  if (asJson) {
-    json(io.stdout, {
-      path: command.path,
-      size: result.bytes,
-      sha256: result.sha256,
-      ...(command.out === undefined
-        ? { encoding: 'base64', content: Buffer.concat(parts).toString('base64') }
-        : { out: command.out }),
-    });
-  }
-  return 0;
-}
-
-/** All of `stdin` as text; refused when it is not UTF-8 (exec takes its input as text). */
-async function readStdinText(stdin: NodeJS.ReadableStream): Promise<string> {
-  const bytes = await readAll(stdin);
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new Refused(
-      'invalid_arguments',
-      'invalid_arguments: the standard input piped to memql exec is not UTF-8 text; write binary input into the workspace with memql fs write --from - and read it from the file there',
-    );
-  }
-}
-
-/** Everything `stream` gives until it ends. */
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
-}
-
-/** `fs write`: a new or replaced file is streamed whole; `--append` adds to one. */
-async function fsWrite(
-  command: Extract<CliCommand, { kind: 'fs-write' }>,
-  call: Call,
-  client: WorkbenchClient,
-  io: CliIo,
-  asJson: boolean,
-  signal: AbortSignal,
-  ids: { agentId: string; taskId: string },
-): Promise<number> {
-  if (command.append) return fsAppend(command, call, io, asJson);
-  const { source } = command;
-  let bytes: Uint8Array | AsyncIterable<Uint8Array>;
-  if ('content' in source) bytes = Buffer.from(source.content, 'utf8');
-  else if (source.from === '-') bytes = io.stdin as AsyncIterable<Uint8Array>;
-  else {
-    // The limit is stated before anything is sent.
-    const size = (await stat(source.from)).size;
-    if (size > MAX_UPLOAD_BYTES) {
-      throw new ClientError(
-        'payload_too_large',
-        `payload_too_large: ${source.from} is ${size} bytes; a file written through the API is at most ${MAX_UPLOAD_BYTES} bytes (4 GiB). Nothing was sent`,
-      );
-    }
-    bytes = createReadStream(source.from);
-  }
-  const written = await client.uploadFile(command.runId, command.path, bytes, { signal, ...ids });
-  if (asJson) json(io.stdout, written);
-  else line(io.stdout, `wrote ${formatBytes(written.size)} to ${command.path}`);
-  return 0;
-}
-
-/**
- * `fs write --append`: `fs_write` calls in chunks, each appending; a chunk refused as
- * too large is retried at half size. The file it appends to may grow to
- * `MAX_FILE_WRITE_BYTES` (32 MiB), stated before anything is sent.
- */
-async function fsAppend(
-  command: Extract<CliCommand, { kind: 'fs-write' }>,
-  call: Call,
-  io: CliIo,
-  asJson: boolean,
-): Promise<number> {
-  const { source } = command;
-  const bytes =
-    'content' in source
-      ? Buffer.from(source.content, 'utf8')
-      : source.from === '-'
-        ? await readAll(io.stdin)
-        : await readFile(source.from);
-  if (bytes.length > MAX_FILE_WRITE_BYTES) {
-    throw new ClientError(
-      'payload_too_large',
-      `payload_too_large: the source is ${bytes.length} bytes; a file appended to through the API grows to at most ${MAX_FILE_WRITE_BYTES} bytes (32 MiB). Nothing was sent: write the whole file instead (without --append), or make it in the workspace with exec`,
-    );
-  }
-  let chunk = CHUNK_BYTES;
-  let offset = 0;
-  let last: unknown;
-  do {
-    const part = bytes.subarray(offset, offset + chunk);
-    const result = await call(command.runId, 'fs_write', {
-      path: command.path,
-      content: part.toString('base64'),
-      encoding: 'base64',
-      append: true,
-    }).catch((err: unknown) => {
-      if (err instanceof ClientError && err.code === 'payload_too_large') return err;
-      throw err;
-    });
-    const tooLarge =
-      result instanceof ClientError || (!result.ok && result.errorCode === 'payload_too_large');
-    if (tooLarge && part.length > MIN_CHUNK_BYTES) {
-      chunk = Math.floor(part.length / 2);
-      continue;
-    }
-    if (result instanceof ClientError) throw result;
-    last = payloadOf(result);
-    offset += part.length;
-  } while (offset < bytes.length);
-  if (asJson) json(io.stdout, last);
-  else line(io.stdout, `appended ${formatBytes(bytes.length)} to ${command.path}`);
-  return 0;
-}
-
-async function download(
-  command: Extract<CliCommand, { kind: 'artifacts-download' }>,
-  asJson: boolean,
-  client: WorkbenchClient,
-  io: CliIo,
-  signal: AbortSignal,
-): Promise<number> {
-  if (command.out === undefined && io.stdout.isTTY) {
-    io.stderr.write('error: usage: pass --out FILE, or redirect stdout to a file\n');
-    return 2;
-  }
-  let lastDraw = 0;
-  const showProgress = (received: number, total: number | null) => {
-    const wanted =
-      command.progress || (io.stderr.isTTY === true && (total ?? 0) >= PROGRESS_MIN_BYTES);
-    const now = Date.now();
-    if (!wanted || (now - lastDraw < 100 && received !== total)) return;
-    lastDraw = now;
-    io.stderr.write(`\r${formatProgress(received, total)}`);
-  };
-  const result = await client.downloadArtifact(command.artifactId, {
-    to: command.out ?? io.stdout,
-    onProgress: showProgress,
-    signal,
-  });
-  if (lastDraw > 0) io.stderr.write('\n');
-  if (asJson)
-    json(command.out === undefined ? io.stderr : io.stdout, {
-      artifactId: command.artifactId,
-      ...result,
-      ...(command.out ? { out: command.out } : {}),
-    });
-  else if (command.out !== undefined) {
-    line(io.stdout, `${command.out}: ${formatBytes(result.bytes)}, sha256 ${result.sha256}`);
-  }
-  return 0;
 }

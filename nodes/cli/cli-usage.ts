@@ -1,6 +1,6 @@
 /**
- * The refusal of a command line and the positional check every subcommand uses,
- * shared by the argument parsers.
+ * The refusal of a command line and the checks every subcommand uses (its positionals,
+ * a positive integer option), shared by the argument parsers.
  */
 
 /** A command line `memql` cannot run; the CLI prints it with the usage and exits 2. */
@@ -22,4 +22,11 @@ export function take(
     throw new UsageError(`${what}: unexpected argument "${rest[names.length + optional]}"`);
   }
   return rest;
+}
+
+/** The value of `--<flag>` as a positive integer; undefined when not given. */
+export function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--${flag} expects a positive integer`);
+  return Number(value);
 }

@@ -4,8 +4,9 @@ import { docker, dockerOk, image, requireImages } from './containers.js';
 /**
  * What each node image carries and how it starts: the agent has no sandbox tooling
  * and no compilers and runs unprivileged; the workbench has bubblewrap, setpriv and
- * the operator's tools and keeps workspaces under /var/lib/memql/workbenches; the
- * runtime workbench adds node, npm and git, usable by uid 10001.
+ * the operator's tools and keeps workspaces under /var/lib/memql/workbenches, and its
+ * compiled code carries the warm sandbox's agent; the runtime workbench adds node, npm
+ * and git, usable by uid 10001.
  */
 
 t.setTimeout(300_000);
@@ -76,6 +77,13 @@ t.test('workbench: bubblewrap, setpriv, the operator’s tools, the workspace ro
   t.ok(lines.includes('git=missing'), 'no git: only the runtime image can build');
   t.ok(lines.includes('755 root'), 'the root is reachable by the sandbox uid');
   t.match(lines.at(-1), /^sandbox:x:10001:10001:/);
+});
+
+t.test('workbench: the warm sandbox agent, and perl to run it', async (t) => {
+  const agent = '/app/dist/src/sandbox/bwrap/session-agent.pl';
+  const r = await shell('workbench', `/usr/bin/perl -c ${agent}`);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /syntax OK/);
 });
 
 t.test('workbench-runtime: node, npm and git for uid 10001', async (t) => {

@@ -28,20 +28,19 @@
  *
  * Under the namespaces, a seccomp filter (`seccomp-policy.ts`) denies the syscalls no
  * command needs. On an architecture the filter has no table for, commands run without
- * it and the probe says so.
+ * it and the probe (`bwrap-probe.ts`) says so. The cgroups, the staging and the system
+ * directories a sandbox takes from the host are `host-resources.ts`'s.
  *
  * @module
  */
 
-import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import { type OutputSink, WorkbenchError } from '../../contract/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import type { CommandCgroup } from '../cgroups/index.js';
-import { type CgroupLimits, CgroupV1Hierarchy, type CgroupV1Options } from '../cgroups/index.js';
+import type { CgroupLimits, CgroupV1Hierarchy } from '../cgroups/index.js';
 import { commandEnv, SANDBOX_PATH } from '../command-env.js';
 import { egressEnvironment, type SandboxEgress } from '../egress-bridge.js';
 import {
@@ -54,18 +53,18 @@ import {
 import { encodeFilter, seccompFilterFor } from '../seccomp/index.js';
 import { cancelledBeforeStart } from '../supervise.js';
 import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from '../workspace-path.js';
-import {
-  type BwrapCommandLine,
-  bwrapCommandLine,
-  type SystemDirEntry,
-  sandboxCwd,
-} from './bwrap-args.js';
-import { LAUNCH_UNSHARE, launchBwrap } from './bwrap-launch.js';
-import { BwrapSession, type SessionProcess } from './bwrap-session.js';
+import { type BwrapCommandLine, bwrapCommandLine, sandboxCwd } from './bwrap-args.js';
+import { launchBwrap } from './bwrap-launch.js';
+import { type BwrapRunnerOptions, limitsKey, sandboxLimits } from './bwrap-options.js';
+import { isExecutable, probeBwrap } from './bwrap-probe.js';
+import { BwrapSession } from './bwrap-session.js';
+import { HostResources } from './host-resources.js';
 import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
 import { SessionPool } from './session-pool.js';
-import { findSystemDirs } from './system-dirs.js';
-import { type Stage, WorkspaceStaging } from './workspace-staging.js';
+import type { SessionProcess } from './session-processes.js';
+import type { Stage } from './workspace-staging.js';
+
+export type { BwrapRunnerOptions } from './bwrap-options.js';
 
 /** What {@link BwrapRunner.startProcess} starts. */
 export interface ProcessSpec {
@@ -86,70 +85,10 @@ export interface ProcessSpec {
   readonly onOutput: OutputSink;
 }
 
-/** The part of a warm sandbox's key its limits make. */
-function limitsKey(limits: CgroupLimits): string {
-  return `${limits.pidsMax}\0${limits.memoryBytes}`;
-}
-
-/** Options of {@link BwrapRunner}. Every one has a default. */
-export interface BwrapRunnerOptions {
-  /** Default `/usr/bin/bwrap`. */
-  bwrapPath?: string;
-  /** util-linux `setpriv`, used to drop from root to uid 10001. Default `/usr/bin/setpriv`. */
-  setprivPath?: string;
-  /** Where to create per-command cgroups, or `false` to never use them. Default: the v1 hierarchy at `/sys/fs/cgroup`. */
-  cgroups?: CgroupV1Options | false;
-  /** Process limit when a spec gives none. Default 512. */
-  defaultPidsLimit?: number;
-  /** Memory limit in bytes when a spec gives none. Default 2 GiB. */
-  defaultMemoryLimitBytes?: number;
-  /**
-   * CPU time of one command (its whole process tree) per wall-clock time, in CPUs
-   * (`MEMQL_EXEC_CPU_LIMIT`), e.g. 0.5 or 2; `null` for no CPU limit (the command then
-   * shares the node's cpu cgroup). Default 1.
-   */
-  cpus?: number | null;
-  /** Size of the private `/tmp` in bytes (its pages count as the command's memory). Default 256 MiB. */
-  tmpSizeBytes?: number;
-  /** Size of the private `/dev/shm` in bytes. Default 64 MiB. */
-  shmSizeBytes?: number;
-  /** Drop from root to uid 10001 before bwrap. Default: when the node runs as root. */
-  dropPrivileges?: boolean;
-  /**
-   * Install the seccomp filter (`seccomp-policy.ts`) in every sandbox. Default true;
-   * `false` only to compare with the filter off (tests, diagnosis).
-   */
-  seccomp?: boolean;
-  /** The architecture to build the filter for, as Node names it. Default `process.arch`. */
-  arch?: string;
-  /**
-   * Mount the workspace through an overlay of its own so that the sandbox's mount table
-   * shows no host path (`workspace-staging.ts`). Needs root. Default: when the node
-   * runs as root.
-   */
-  stageWorkspace?: boolean;
-  /** Where {@link BwrapRunner.probe} makes its scratch workspace. Default the OS temp dir. */
-  probeDir?: string;
-  /** Where to say that cgroups are unusable, or that a command cgroup could not be removed. */
-  logger?: Logger;
-  /**
-   * How long a warm sandbox waits, idle, for the next command of its workspace, ms
-   * (`MEMQL_SANDBOX_IDLE_MS`; see `bwrap-session.ts`). Only commands whose spec has a
-   * `reuse` key run in one. 0: every command gets a sandbox of its own. Default 30000.
-   */
-  warmIdleMs?: number;
-  /** Most warm sandboxes kept idle at once. Default 64. */
-  maxWarm?: number;
-}
-
 /** The environment every command starts from, before its own entries. */
 const BASE_ENV = { PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' } as const;
 
 const MiB = 1024 * 1024;
-
-/** Exits 0 when the shell runs under a seccomp filter (mode 2), 3 otherwise. */
-const SECCOMP_CHECK =
-  'while read -r key value; do if [ "$key" = Seccomp: ]; then [ "$value" = 2 ] && exit 0; exit 3; fi; done < /proc/self/status; exit 3';
 
 /** Runs each command in a fresh bubblewrap sandbox as uid 10001. */
 export class BwrapRunner implements Runner {
@@ -157,16 +96,12 @@ export class BwrapRunner implements Runner {
   private readonly bwrapPath: string;
   private readonly setprivPath: string;
   private readonly dropPrivileges: boolean;
-  private cgroups: Promise<CgroupV1Hierarchy | string> | undefined;
-  private systemDirs: Promise<SystemDirEntry[]> | undefined;
   /** The encoded filter, or null with {@link noSeccompReason} saying why. */
   private readonly seccompFilter: Buffer | null;
   private readonly noSeccompReason: string | null;
   private warnedNoSeccomp = false;
-  private readonly staging: WorkspaceStaging | null;
-  /** Why workspaces are not staged at all, or null when they are where possible. */
-  private readonly noStagingReason: string | null;
-  private warnedNoStaging = false;
+  /** The cgroups, staging and system directories sandboxes take from the host. */
+  private readonly resources: HostResources;
   private readonly pool: SessionPool;
   /** The sandbox of each workspace that runs its background processes (for its ports). */
   private readonly processSessions = new Map<string, BwrapSession>();
@@ -184,14 +119,12 @@ export class BwrapRunner implements Runner {
         : seccompFilterFor(options.arch ?? process.arch);
     this.seccompFilter = filter.ok ? encodeFilter(filter.program) : null;
     this.noSeccompReason = filter.ok ? null : filter.reason;
-    const stage = options.stageWorkspace ?? this.dropPrivileges;
-    this.staging = stage && this.dropPrivileges ? new WorkspaceStaging() : null;
-    this.noStagingReason =
-      this.staging !== null
-        ? null
-        : options.stageWorkspace === false
-          ? 'disabled by configuration'
-          : 'the node does not run as root';
+    this.resources = new HostResources({
+      cgroups: options.cgroups,
+      dropPrivileges: this.dropPrivileges,
+      stageWorkspace: options.stageWorkspace,
+      logger: options.logger,
+    });
     this.pool = new SessionPool({
       idleMs: options.warmIdleMs ?? 30_000,
       maxIdle: options.maxWarm ?? 64,
@@ -205,67 +138,17 @@ export class BwrapRunner implements Runner {
    * cgroups, or without a filter for this architecture, passes with a warning.
    */
   async probe(): Promise<RunnerProbe> {
-    const hint = 'apt-get install bubblewrap, or set MEMQL_RUNNER=docker / MEMQL_RUNNER=process';
-    if (!(await isExecutable(this.bwrapPath))) {
-      return { ok: false, reason: `bubblewrap (bwrap) not found at ${this.bwrapPath}: ${hint}` };
-    }
-    if (this.dropPrivileges && !(await isExecutable(this.setprivPath))) {
-      return {
-        ok: false,
-        reason: `setpriv not found at ${this.setprivPath} (needed to drop root to uid ${SANDBOX_UID}): apt-get install util-linux`,
-      };
-    }
-    if (this.dropPrivileges && !(await isExecutable(LAUNCH_UNSHARE))) {
-      return {
-        ok: false,
-        reason: `unshare not found at ${LAUNCH_UNSHARE} (needed for the launch namespace): apt-get install util-linux`,
-      };
-    }
-    const dir = await mkdtemp(join(this.probeRoot(), 'memql-bwrap-probe-'));
-    try {
-      const result = await this.run({
-        workspaceDir: dir,
-        command: this.seccompFilter ? SECCOMP_CHECK : 'true',
-        timeoutMs: 10_000,
-        outputLimitBytes: 4096,
-      });
-      if (this.seccompFilter && result.exitCode === 3) {
-        return {
-          ok: false,
-          reason: `the seccomp filter is not in force inside the sandbox (/proc/self/status does not say "Seccomp: 2"); ${hint}`,
-        };
-      }
-      if (result.exitCode !== 0) {
-        return {
-          ok: false,
-          reason: `a trivial bwrap sandbox exited ${result.exitCode ?? result.signal}: ${result.stderr.toString().trim()}; ${hint}`,
-        };
-      }
-    } catch (err) {
-      return {
-        ok: false,
-        reason: `a trivial bwrap sandbox did not start: ${(err as Error).message}; ${hint}`,
-      };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-    const warnings: string[] = [];
-    if (this.noSeccompReason !== null) {
-      warnings.push(`${this.noSeccompReason}: commands run without a seccomp filter`);
-    }
-    const unstaged = this.noStagingReason ?? (await this.staging?.support(this.probeRoot()));
-    if (unstaged) {
-      warnings.push(`${unstaged}: the sandbox's mount table shows the workspace's host path`);
-    }
-    const cgroups = await this.cgroupHierarchy();
-    if (typeof cgroups === 'string') {
-      warnings.push(
-        `no per-command cgroups (${cgroups}): commands run without memory, process and CPU limits`,
-      );
-    } else if (cgroups.cpuUnavailable !== null && this.options.cpus !== null) {
-      warnings.push(`no cpu cgroup (${cgroups.cpuUnavailable}): commands run without a CPU limit`);
-    }
-    return warnings.length > 0 ? { ok: true, warnings } : { ok: true };
+    return probeBwrap({
+      bwrapPath: this.bwrapPath,
+      setprivPath: this.setprivPath,
+      dropPrivileges: this.dropPrivileges,
+      seccomp: this.seccompFilter !== null,
+      noSeccompReason: this.noSeccompReason,
+      cpus: this.options.cpus,
+      probeRoot: this.options.probeDir ?? tmpdir(),
+      resources: this.resources,
+      run: (spec) => this.run(spec),
+    });
   }
 
   /**
@@ -275,7 +158,7 @@ export class BwrapRunner implements Runner {
    * directories it removed; 0 without cgroups.
    */
   async sweepLeftovers(): Promise<number> {
-    const hierarchy = await this.cgroupHierarchy();
+    const hierarchy = await this.resources.cgroupHierarchy();
     return typeof hierarchy === 'string' ? 0 : hierarchy.sweepLeftovers();
   }
 
@@ -299,7 +182,7 @@ export class BwrapRunner implements Runner {
       );
     }
     if (spec.signal?.aborted) return cancelledBeforeStart(startedAt);
-    const limits = this.limitsOf(spec);
+    const limits = sandboxLimits(spec, this.options);
     // A command with the network runs in a sandbox of its own: a warm sandbox holds no
     // proxy socket, and one that did must not serve a run whose network was taken away.
     if (spec.reuse !== undefined && spec.egress === undefined && (await this.warmSandboxes())) {
@@ -315,10 +198,10 @@ export class BwrapRunner implements Runner {
     }
 
     const line = await this.sandboxArgs(spec.workspaceDir, cwd, env, spec.command, spec.egress);
-    const cgroup = await this.makeCgroup(limits);
+    const cgroup = await this.resources.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
-      stage = await this.stage(spec.workspaceDir);
+      stage = await this.resources.stage(spec.workspaceDir);
       return await launchBwrap({
         spec,
         line,
@@ -331,7 +214,7 @@ export class BwrapRunner implements Runner {
       });
     } finally {
       await stage?.release();
-      await this.removeCgroup(cgroup);
+      await this.resources.removeCgroup(cgroup);
     }
   }
 
@@ -353,7 +236,7 @@ export class BwrapRunner implements Runner {
     const env = commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
     await requireCwdDirectory(spec.workspaceDir, cwd);
-    const limits = this.limitsOf(spec);
+    const limits = sandboxLimits(spec, this.options);
     const key = `${spec.reuse}\0${limitsKey(limits)}`;
     let session = await this.pool.take(spec.workspaceDir, key, limitsKey(limits));
     // Processes live only in a sandbox made for them (see startSession): a warm sandbox
@@ -414,15 +297,15 @@ export class BwrapRunner implements Runner {
   ): Promise<BwrapSession> {
     const inode = (await stat(workspaceDir)).ino;
     const line = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
-    const cgroup = await this.makeCgroup(limits);
+    const cgroup = await this.resources.makeCgroup(limits);
     let stage: Stage | null = null;
     try {
       // A sandbox for background processes binds the workspace as it is, without the
       // staging overlay: the node's own writes (file actions) must reach the processes
       // at once, and an overlay whose upper layer changes under it shows stale files.
-      stage = options.forProcesses ? null : await this.stage(workspaceDir);
+      stage = options.forProcesses ? null : await this.resources.stage(workspaceDir);
     } catch (err) {
-      await this.removeCgroup(cgroup);
+      await this.resources.removeCgroup(cgroup);
       throw err;
     }
     return BwrapSession.start({
@@ -441,7 +324,7 @@ export class BwrapRunner implements Runner {
       forProcesses: options.forProcesses === true,
       release: async () => {
         await stage?.release();
-        await this.removeCgroup(cgroup);
+        await this.resources.removeCgroup(cgroup);
       },
       log: this.log.child({ workspaceDir }),
     });
@@ -468,7 +351,7 @@ export class BwrapRunner implements Runner {
     command: string,
     egress?: SandboxEgress,
   ): Promise<BwrapCommandLine> {
-    return this.hostSystemDirs().then((systemDirs) =>
+    return this.resources.hostSystemDirs().then((systemDirs) =>
       bwrapCommandLine({
         workspaceDir,
         cwd,
@@ -482,74 +365,5 @@ export class BwrapRunner implements Runner {
         ...(egress ? { egress } : {}),
       }),
     );
-  }
-
-  private limitsOf(spec: Pick<RunSpec, 'pidsLimit' | 'memoryLimitBytes'>): CgroupLimits {
-    return {
-      pidsMax: spec.pidsLimit ?? this.options.defaultPidsLimit ?? 512,
-      memoryBytes: spec.memoryLimitBytes ?? this.options.defaultMemoryLimitBytes ?? 2048 * MiB,
-      ...(this.options.cpus === null ? {} : { cpus: this.options.cpus ?? 1 }),
-    };
-  }
-
-  /** The command's cgroups, or null without them. */
-  private async makeCgroup(limits: CgroupLimits): Promise<CommandCgroup | null> {
-    const hierarchy = await this.cgroupHierarchy();
-    return typeof hierarchy === 'string' ? null : hierarchy.create(limits);
-  }
-
-  private async removeCgroup(cgroup: CommandCgroup | null): Promise<void> {
-    await cgroup?.remove().catch((err: unknown) => {
-      this.options.logger?.warn({ err }, 'bwrap runner: could not remove a command cgroup');
-    });
-  }
-
-  /** The workspace's staging, or null (said once) when it runs with the plain bind. */
-  private async stage(workspaceDir: string): Promise<Stage | null> {
-    const staged = this.staging ? await this.staging.stage(workspaceDir) : null;
-    if (staged !== null && !('reason' in staged)) return staged;
-    if (!this.warnedNoStaging) {
-      this.warnedNoStaging = true;
-      this.options.logger?.warn(
-        { reason: staged?.reason ?? this.noStagingReason },
-        "bwrap runner: the sandbox's mount table shows the workspace's host path",
-      );
-    }
-    return null;
-  }
-
-  private probeRoot(): string {
-    return this.options.probeDir ?? tmpdir();
-  }
-
-  /** The cgroup hierarchy, or why there is none; looked up once. */
-  private cgroupHierarchy(): Promise<CgroupV1Hierarchy | string> {
-    this.cgroups ??= (async () => {
-      if (this.options.cgroups === false) return 'disabled by configuration';
-      if (!this.dropPrivileges) return 'the node does not run as root';
-      const found = await CgroupV1Hierarchy.open(this.options.cgroups || {});
-      if (found.ok) return found.hierarchy;
-      this.options.logger?.warn(
-        { reason: found.reason },
-        'bwrap runner: no per-command cgroups; commands run without memory, process and CPU limits',
-      );
-      return found.reason;
-    })();
-    return this.cgroups;
-  }
-
-  /** `/bin`, `/lib`, `/lib64`, `/sbin` as links into /usr (merged /usr) or directories. */
-  private hostSystemDirs(): Promise<SystemDirEntry[]> {
-    this.systemDirs ??= findSystemDirs();
-    return this.systemDirs;
-  }
-}
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * A warm bwrap sandbox: one launch chain (`bwrap-launch.ts`) whose program is the
- * session agent (`session-agent.ts`) instead of a command, kept after a command so the
- * next command of the same workspace runs as the agent's child instead of paying for a
- * new chain, new namespaces, a new cgroup and a new staging overlay. Everything a fresh
+ * session agent (`session-agent.pl`, started by `session-agent.ts`) instead of a
+ * command, kept after a command so the next command of the same workspace runs as the
+ * agent's child instead of paying for a new chain, new namespaces, a new cgroup and a
+ * new staging overlay. Everything a fresh
  * sandbox holds still holds per command: the namespaces, the seccomp filter, uid 10001
  * and the limits are the sandbox's; the agent gives each command a clean environment
  * and fresh pipes, kills every process the command left before it answers, and empties
@@ -11,42 +12,38 @@
  * A time limit, a cancel, a broken agent or an unexpected exit ends the whole sandbox
  * through the chain's tree kill, as for a one-shot sandbox.
  *
+ * A sandbox made for them also hosts the run's background processes
+ * (`session-processes.ts`) and the node's connections to their ports
+ * (`session-ports.ts`); the agent carries both beside the bounded commands.
+ *
  * Lifecycle: `starting -> idle -> busy -> tidying -> idle ...`, and `ended` from any of
  * them (final).
  *
  * @module
  */
 
-import { constants } from 'node:os';
-import { Duplex } from 'node:stream';
-import { type OutputSink, WorkbenchError } from '../../contract/index.js';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../../telemetry/index.js';
 import { defineStateMachine, StateMachine } from '../../telemetry/index.js';
 import type { CommandCgroup } from '../cgroups/index.js';
 import type { CommandOutput } from '../output-capture.js';
 import { createCommandOutput } from '../output-capture.js';
 import type { RunResult, RunSpec } from '../runner.js';
+import { type AgentEvent, AgentEventReader } from './agent-events.js';
+import { encodeAgentRequest } from './agent-requests.js';
 import {
   type BwrapLaunch,
   type LaunchChain,
   sandboxDidNotStart,
   spawnLaunchChain,
 } from './bwrap-launch.js';
+import { AGENT_FDS } from './session-agent.js';
+import { SessionPorts } from './session-ports.js';
 import {
-  AGENT_CHUNK_BYTES,
-  AGENT_FDS,
-  type AgentEvent,
-  AgentEventReader,
-  encodeAgentRequest,
-  encodePortClose,
-  encodePortConnect,
-  encodePortData,
-  encodeProcessResize,
-  encodeProcessSignal,
-  encodeProcessStdin,
-  encodeProcessStdinEnd,
-  encodeStartProcess,
-} from './session-agent.js';
+  type SessionProcess,
+  SessionProcesses,
+  type SessionProcessStart,
+} from './session-processes.js';
 
 /** Where a warm sandbox is in its life. */
 export type SessionState = 'starting' | 'idle' | 'busy' | 'tidying' | 'ended';
@@ -95,66 +92,6 @@ export interface SessionCommand {
 
 const KILLED = { exitCode: null, signal: 'SIGKILL' } as const;
 
-/** How a background process ended. */
-export interface ProcessExit {
-  /** Its exit code; null when a signal ended it or it was lost. */
-  readonly exitCode: number | null;
-  /** The signal that ended it (`SIGTERM`), or null. */
-  readonly signal: string | null;
-  /** True when the sandbox ended under it: it did not end on its own. */
-  readonly lost: boolean;
-}
-
-/** What {@link BwrapSession.startProcess} starts. */
-export interface SessionProcessStart {
-  readonly command: string;
-  /** The working directory inside the sandbox. */
-  readonly cwd: string;
-  /** Its whole environment. */
-  readonly env: Readonly<Record<string, string>>;
-  /**
-   * A terminal of this size as its stdin, stdout and stderr: its output (echo included)
-   * comes as `stdout`, and the end of its input is a Ctrl-D.
-   */
-  readonly pty?: { readonly cols: number; readonly rows: number };
-  /** Receives its output as it comes, in order. */
-  readonly onOutput: OutputSink;
-}
-
-/**
- * A background process in a warm sandbox: started in a session of its own, it outlives
- * the sandbox's bounded commands (which end everything else they leave) and ends with
- * its own end (its session's other processes are killed then) or the sandbox's.
- */
-export interface SessionProcess {
-  /** The session's id for it. */
-  readonly id: number;
-  /** Its pid inside the sandbox. */
-  readonly pid: number;
-  /** Writes bytes to its standard input. */
-  write(bytes: Uint8Array): void;
-  /** Closes its standard input once what was written is delivered. */
-  endInput(): void;
-  /** Sends a signal to its process group. */
-  signal(name: NodeJS.Signals): void;
-  /** Resizes its terminal (nothing for a process without one). */
-  resize(cols: number, rows: number): void;
-  /** Resolves once it has ended and all its output was delivered. */
-  readonly ended: Promise<ProcessExit>;
-}
-
-interface LiveProcess {
-  readonly onOutput: OutputSink;
-  started: ((pid: number) => void) | null;
-  readonly exited: (exit: ProcessExit) => void;
-}
-
-function signalName(signal: number | null): string | null {
-  if (signal === null) return null;
-  const found = Object.entries(constants.signals).find(([, n]) => n === signal);
-  return found ? found[0] : `SIG${signal}`;
-}
-
 /** A warm sandbox serving one workspace's commands, one at a time. */
 export class BwrapSession {
   readonly workspaceDir: string;
@@ -173,10 +110,8 @@ export class BwrapSession {
   private stderr = '';
   private ending: Promise<void> | null = null;
   private tidied: Promise<void> = Promise.resolve();
-  private readonly processes = new Map<number, LiveProcess>();
-  private nextProcessId = 1;
-  private readonly ports = new Map<number, { conn: Duplex; connected: (ok: boolean) => void }>();
-  private nextPortId = 1;
+  private readonly processes: SessionProcesses;
+  private readonly ports: SessionPorts;
 
   private constructor(options: SessionOptions) {
     this.workspaceDir = options.workspaceDir;
@@ -189,6 +124,8 @@ export class BwrapSession {
     this.lifecycle = new StateMachine(SESSION_LIFECYCLE, options.log);
     this.chain = spawnLaunchChain(options.launch, AGENT_FDS.events + 1);
     this.chain.child.stdin?.end();
+    this.processes = new SessionProcesses(this.chain.fd(AGENT_FDS.requests));
+    this.ports = new SessionPorts(this.chain.fd(AGENT_FDS.requests));
     // The agent's own messages (and bwrap's, if it fails), kept short for errors.
     for (const stream of [this.chain.child.stdout, this.chain.child.stderr]) {
       stream?.on('data', (chunk: Buffer) => {
@@ -244,54 +181,7 @@ export class BwrapSession {
     if (state === 'ended' || state === 'starting') {
       return Promise.reject(new Error(`a ${state} sandbox cannot start a process`));
     }
-    const id = this.nextProcessId++;
-    let exited!: (exit: ProcessExit) => void;
-    const ended = new Promise<ProcessExit>((resolve) => {
-      exited = resolve;
-    });
-    const requests = this.chain.fd(AGENT_FDS.requests);
-    return new Promise((resolve, reject) => {
-      const live: LiveProcess = {
-        onOutput: start.onOutput,
-        started: (pid) =>
-          resolve({
-            id,
-            pid,
-            write: (bytes) => {
-              if (this.processes.has(id)) requests?.write(encodeProcessStdin(id, bytes));
-            },
-            endInput: () => {
-              if (this.processes.has(id)) requests?.write(encodeProcessStdinEnd(id));
-            },
-            signal: (name) => {
-              const n = constants.signals[name];
-              if (this.processes.has(id) && n !== undefined) {
-                requests?.write(encodeProcessSignal(id, n));
-              }
-            },
-            resize: (cols, rows) => {
-              if (this.processes.has(id)) requests?.write(encodeProcessResize(id, cols, rows));
-            },
-            ended,
-          }),
-        exited: (exit) => {
-          this.processes.delete(id);
-          if (live.started !== null)
-            reject(new Error('the sandbox ended before the process started'));
-          exited(exit);
-        },
-      };
-      this.processes.set(id, live);
-      requests?.write(
-        encodeStartProcess({
-          id,
-          command: start.command,
-          cwd: start.cwd,
-          env: start.env,
-          ...(start.pty ? { pty: start.pty } : {}),
-        }),
-      );
-    });
+    return this.processes.start(start);
   }
 
   /** Resolves once the sandbox is tidy after its last command (idle or ended). */
@@ -432,82 +322,15 @@ export class BwrapSession {
     if (this.state === 'ended' || this.state === 'starting') {
       return Promise.reject(new Error(`a ${this.state} sandbox has no ports`));
     }
-    const id = this.nextPortId++;
-    const requests = this.chain.fd(AGENT_FDS.requests);
-    return new Promise((resolve, reject) => {
-      const conn = new Duplex({
-        write: (chunk: Buffer, _encoding, done) => {
-          for (let at = 0; at < chunk.length; at += AGENT_CHUNK_BYTES) {
-            requests?.write(encodePortData(id, chunk.subarray(at, at + AGENT_CHUNK_BYTES)));
-          }
-          done();
-        },
-        final: (done) => {
-          if (this.ports.has(id)) requests?.write(encodePortClose(id, true));
-          done();
-        },
-        read: () => {},
-        destroy: (err, done) => {
-          if (this.ports.delete(id)) requests?.write(encodePortClose(id, false));
-          done(err);
-        },
-      });
-      this.ports.set(id, {
-        conn,
-        connected: (ok) => {
-          if (ok) return resolve(conn);
-          this.ports.delete(id);
-          reject(
-            new WorkbenchError(
-              'port_not_listening',
-              `port_not_listening: nothing listens on port ${port} in the run's sandbox; start the server with process_start first, and check its output (process_output) for the port it chose`,
-              { port },
-            ),
-          );
-        },
-      });
-      requests?.write(encodePortConnect(id, port));
-    });
+    return this.ports.connect(port);
   }
 
+  /** Hands an event to the process or connection it is of, else to the listener. */
   private deliver(event: AgentEvent | 'gone'): void {
     if (event === 'gone') {
-      for (const live of [...this.processes.values()]) {
-        live.exited({ exitCode: null, signal: null, lost: true });
-      }
-      for (const [id, port] of [...this.ports]) {
-        this.ports.delete(id);
-        port.connected(false);
-        port.conn.destroy(new Error('the sandbox ended'));
-      }
-    } else if (event.kind === 'port_connected') {
-      this.ports.get(event.id)?.connected(event.ok);
-      return;
-    } else if (event.kind === 'port_data') {
-      this.ports.get(event.id)?.conn.push(event.chunk);
-      return;
-    } else if (event.kind === 'port_closed') {
-      const port = this.ports.get(event.id);
-      this.ports.delete(event.id);
-      port?.conn.push(null);
-      return;
-    } else if (event.kind === 'process_started') {
-      const live = this.processes.get(event.id);
-      const started = live?.started;
-      if (live && started) {
-        live.started = null;
-        started(event.pid);
-      }
-      return;
-    } else if (event.kind === 'process_output') {
-      this.processes.get(event.id)?.onOutput(event.stream, event.chunk);
-      return;
-    } else if (event.kind === 'process_exit') {
-      this.processes.get(event.id)?.exited({
-        exitCode: event.code,
-        signal: signalName(event.signal),
-        lost: false,
-      });
+      this.processes.loseAll();
+      this.ports.closeAll();
+    } else if (this.processes.take(event) || this.ports.take(event)) {
       return;
     }
     if (this.listener) this.listener(event);

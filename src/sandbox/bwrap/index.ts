@@ -23,6 +23,6 @@ export {
   sandboxEtcFiles,
 } from './bwrap-args.js';
 export { BwrapRunner, type ProcessSpec } from './bwrap-runner.js';
-export type { ProcessExit, SessionProcess } from './bwrap-session.js';
+export type { ProcessExit, SessionProcess } from './session-processes.js';
 export { findSystemDirs } from './system-dirs.js';
 export { STAGE_PREFIX } from './workspace-staging.js';

@@ -13,17 +13,27 @@
  * - a here-document whose body holds a line the shell would take as its end;
  * - a comment that does not start a word, a line continuation inside a word;
  * - backslash escapes inside backquotes, and `$'..'` holding an escaped quote.
+ * The checks that need more than a glance at one node are `dialect-checks.ts`; each
+ * command position is read as the shell will run it by `command-position.ts`.
  *
  * The walk is iterative; the tree it walks is already bounded in size and depth.
  *
  * @module
  */
 
+import { type Position, toInvocation } from './command-position.js';
 import { type Denial, deny } from './denial.js';
+import {
+  checkHeredoc,
+  checkTestOperators,
+  continuationProblem,
+  gapsOf,
+  unsupported,
+} from './dialect-checks.js';
 import { checkInvocation, type InvocationPolicy } from './invocation.js';
 import { sensitiveVariableRule } from './sensitive-variables.js';
 import type { ShellNode } from './shell-parser.js';
-import { decodeWord, findHiddenSubstitution, unquoteDelimiter, type Word } from './shell-words.js';
+import { findHiddenSubstitution } from './shell-words.js';
 
 /** The outcome of analysing one command line. */
 export type Analysis =
@@ -48,30 +58,10 @@ interface Context {
 
 const FRESH: Context = { quoted: false, literal: false, arithmetic: false };
 
-/** A command position found by the walk. */
-interface Position {
-  readonly node: ShellNode;
-  readonly parent: ShellNode | null;
-}
-
 /** Named leaves that are never expanded text. */
 const NOT_SCANNED = new Set(['comment', 'heredoc_start', 'heredoc_end']);
 /** Leaves whose text is quoted by their own syntax (expanded, but `<(` is literal). */
 const QUOTED_LEAVES = new Set(['string_content', 'heredoc_content', 'heredoc_body']);
-/** Subtrees inside `[ ]` whose text is data, not operators. */
-const OPAQUE_IN_TEST = new Set([
-  'command_substitution',
-  'process_substitution',
-  'string',
-  'raw_string',
-  'ansi_c_string',
-  'translated_string',
-  'expansion',
-  'simple_expansion',
-  'arithmetic_expansion',
-]);
-const OPERATOR_CHARS = /[&|;<>()\n]/;
-
 /** Analyses a parsed command line. Pure: the tree and the options are all it reads. */
 export function analyzeShell(source: string, root: ShellNode, options: AnalysisOptions): Analysis {
   let parseError: Denial | null = null;
@@ -81,8 +71,6 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
   const refuse = (d: Denial | null): void => {
     if (d !== null) denials.push(d);
   };
-  const unsupported = (name: string, index: number, why: string): Denial =>
-    deny('unsupported_syntax', name, index, `${why}; nothing ran. Rewrite it in plain POSIX sh.`);
   const hiddenSubstitution = (token: string, index: number): Denial =>
     deny(
       'unsupported_syntax',
@@ -120,7 +108,7 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
         break;
       case 'test_command':
         positions.push({ node, parent });
-        refuse(checkTestOperators(node));
+        refuse(checkTestOperators(node, source));
         break;
       case 'function_definition': {
         const name = node.children.find((c) => c.field === 'name');
@@ -160,7 +148,7 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
         break;
       }
       case 'heredoc_redirect': {
-        const outcome = checkHeredoc(node);
+        const outcome = checkHeredoc(node, source);
         if (typeof outcome === 'boolean') heredocQuoted.set(node, outcome);
         else refuse(outcome);
         break;
@@ -291,163 +279,4 @@ export function analyzeShell(source: string, root: ShellNode, options: AnalysisO
       }
     }
   }
-
-  /** Refuses shell operators inside `[ ]` and `[[ ]]`, which sh would act on. */
-  function checkTestOperators(node: ShellNode): Denial | null {
-    const bad = (index: number, token: string): Denial =>
-      unsupported(token, index, `"${token}" inside a test expression is a shell operator to sh`);
-    const work = node.children.slice(1, -1);
-    for (const [from, to] of gapsOf(node)) {
-      const m = OPERATOR_CHARS.exec(source.slice(from, to));
-      if (m) return bad(from + m.index, m[0]);
-    }
-    while (work.length > 0) {
-      const n = work.pop()!;
-      if (OPAQUE_IN_TEST.has(n.type)) continue;
-      if (n.children.length === 0) {
-        const t = text(n);
-        const at = n.named ? unescapedOperator(t) : OPERATOR_CHARS.test(t) ? 0 : -1;
-        if (at !== -1) return bad(n.start + at, n.named ? t[at]! : t);
-        continue;
-      }
-      for (const [from, to] of gapsOf(n)) {
-        const m = OPERATOR_CHARS.exec(source.slice(from, to));
-        if (m) return bad(from + m.index, m[0]);
-      }
-      work.push(...n.children);
-    }
-    return null;
-  }
-
-  /**
-   * Checks a here-document: the end line must be where the shell finds it, with no
-   * earlier line the shell would take as the end. Returns whether the delimiter is
-   * quoted (the body is literal), or a refusal.
-   */
-  function checkHeredoc(node: ShellNode): boolean | Denial {
-    const start = node.children.find((c) => c.type === 'heredoc_start');
-    const end = node.children.find((c) => c.type === 'heredoc_end');
-    const body = node.children.find((c) => c.type === 'heredoc_body');
-    const stripTabs = node.children.some((c) => c.type === '<<-');
-    if (start === undefined || end === undefined) {
-      return deny(
-        'parse_error',
-        text(node),
-        node.start,
-        'the here-document is incomplete; nothing ran.',
-      );
-    }
-    const rawDelimiter = text(start);
-    const quoted = /['"\\]/.test(rawDelimiter);
-    const delimiter = unquoteDelimiter(rawDelimiter);
-    const endLineStart = source.lastIndexOf('\n', end.start - 1) + 1;
-    const lead = source.slice(endLineStart, end.start);
-    const mismatch = (): Denial =>
-      unsupported(
-        rawDelimiter,
-        start.start,
-        'the here-document ends at a different line for the shell than for the parser',
-      );
-    if (text(end) !== delimiter || (lead !== '' && !(stripTabs && /^\t+$/.test(lead)))) {
-      return mismatch();
-    }
-    const bodyText = source.slice(body?.start ?? endLineStart, endLineStart);
-    const endsEarly = (t: string): boolean =>
-      t.split('\n').some((line) => (stripTabs ? line.replace(/^\t+/, '') : line) === delimiter);
-    if (endsEarly(bodyText) || (!quoted && endsEarly(bodyText.replace(/\\\n/g, '')))) {
-      return mismatch();
-    }
-    return quoted;
-  }
-}
-
-/**
- * Why a line continuation between tokens is read differently by the parser and the
- * shell, or null. Inside a word it joins what the parser split; on a line of its own
- * the parser glues the next line to the previous command, while the shell has already
- * ended that command at the newline.
- */
-function continuationProblem(source: string, at: number): string | null {
-  const before = source[at - 1];
-  const after = source[at + 2];
-  if (before !== undefined && after !== undefined && !/\s/.test(before) && !/\s/.test(after)) {
-    return 'a line continuation inside a word joins text the parser read as two words';
-  }
-  let b = at - 1;
-  while (source[b] === ' ' || source[b] === '\t') b -= 1;
-  if (b < 0 || source[b] === '\n') {
-    return 'a line continuation at the start of a line starts a new command for the shell';
-  }
-  return null;
-}
-
-/** The ranges of a node's text not covered by its children. */
-function gapsOf(node: ShellNode): [number, number][] {
-  const gaps: [number, number][] = [];
-  let pos = node.start;
-  for (const child of node.children) {
-    if (child.start > pos) gaps.push([pos, child.start]);
-    pos = Math.max(pos, child.end);
-  }
-  if (node.end > pos) gaps.push([pos, node.end]);
-  return gaps;
-}
-
-/** Offset of the first unescaped operator character in a word, or -1. */
-function unescapedOperator(t: string): number {
-  for (let i = 0; i < t.length; i += 1) {
-    if (t[i] === '\\') {
-      i += 1;
-      continue;
-    }
-    if (OPERATOR_CHARS.test(t[i]!)) return i;
-  }
-  return -1;
-}
-
-/** The program name and arguments at a command position, or null when it runs nothing. */
-function toInvocation(
-  { node, parent }: Position,
-  source: string,
-): { name: Word; args: Word[] } | null {
-  const word = (n: ShellNode): Word => decodeWord(n, source);
-  const keyword = (n: ShellNode): Word => {
-    const t = source.slice(n.start, n.end);
-    return { value: { kind: 'literal', text: t }, index: n.start, raw: t };
-  };
-  if (node.type === 'test_command') {
-    const open = node.children[0];
-    return open === undefined ? null : { name: keyword(open), args: [] };
-  }
-  if (node.type === 'declaration_command' || node.type === 'unset_command') {
-    const head = node.children[0];
-    if (head === undefined) return null;
-    const args = node.children
-      .slice(1)
-      .filter((c) => c.named && c.type !== 'variable_assignment' && c.type !== 'comment')
-      .map(word);
-    return { name: keyword(head), args };
-  }
-  const nameField = node.children.find((c) => c.field === 'name');
-  if (nameField === undefined) return null;
-  const nameNode =
-    nameField.type === 'command_name' && nameField.children.length === 1
-      ? nameField.children[0]!
-      : nameField;
-  const argNodes = node.children.filter((c) => c.field === 'argument');
-  const redirects = node.children.filter((c) => c.field === 'redirect');
-  if (parent?.type === 'redirected_statement' && node.field === 'body') {
-    redirects.push(...parent.children.filter((c) => c.field === 'redirect'));
-  }
-  // The parser files words written after a redirection under the redirection; the shell
-  // passes them to the program as arguments.
-  for (const redirect of redirects) {
-    if (redirect.type === 'file_redirect') {
-      argNodes.push(...redirect.children.filter((c) => c.field === 'destination').slice(1));
-    } else if (redirect.type === 'heredoc_redirect') {
-      argNodes.push(...redirect.children.filter((c) => c.field === 'argument'));
-    }
-  }
-  argNodes.sort((a, b) => a.start - b.start);
-  return { name: word(nameNode), args: argNodes.map(word) };
 }

@@ -6,10 +6,14 @@
  *
  * @module
  */
+
+export { type BaseSnapshot, emptySnapshot } from './base-snapshot.js';
 export { blobsUnder, type Collected, collectBlobs } from './blob-collector.js';
 export { blobKey } from './blobs.js';
 export { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
+export { hydrateWorkspace, reconcileWorkspace } from './reconcile.js';
 export { planRestore, type RestorePlan, type RestoreResult, restoreCopy } from './restore.js';
+export { materializeTarget, type WorkspaceSyncDeps } from './sync-deps.js';
 export { WarmCache } from './warm-cache.js';
 export {
   overQuota,
@@ -19,13 +23,4 @@ export {
   type WorkspaceQuota,
   type WorkspaceUsage,
 } from './workspace-quota.js';
-export {
-  type BaseSnapshot,
-  emptySnapshot,
-  hydrateWorkspace,
-  materializeTarget,
-  reconcileWorkspace,
-  type SyncResult,
-  syncWorkspace,
-  type WorkspaceSyncDeps,
-} from './workspace-sync.js';
+export { type SyncResult, syncWorkspace } from './workspace-sync.js';

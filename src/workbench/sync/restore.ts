@@ -16,6 +16,7 @@ import {
   type VersionOrigin,
   versionChanges,
 } from '../../store/index.js';
+import type { BaseSnapshot } from './base-snapshot.js';
 import { commitChanges } from './commit.js';
 import {
   downloadFiles,
@@ -24,7 +25,6 @@ import {
   removeEntries,
 } from './materialize.js';
 import type { LocalChange } from './merge.js';
-import type { BaseSnapshot } from './workspace-sync.js';
 
 /** What a restore changes, from {@link planRestore}. */
 export interface RestorePlan {

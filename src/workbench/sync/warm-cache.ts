@@ -39,7 +39,7 @@
 import { join } from 'node:path';
 import { removeTree } from '../../files/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import type { BaseSnapshot } from './workspace-sync.js';
+import type { BaseSnapshot } from './base-snapshot.js';
 
 /** What the cache knows of one run's directory. */
 export interface WarmState {

@@ -4,15 +4,17 @@
  * store (`runs/<runId>/blobs/<sha256>`, see `blobs.ts`); a node's directory is a
  * warm cache of it.
  *
- * - {@link reconcileWorkspace}, before each action: one head query when nobody else
- *   has committed since this node last synced; otherwise make the directory match.
- *   Either way it returns the {@link BaseSnapshot} the directory now matches.
+ * - `reconcileWorkspace` (`reconcile.ts`), before each action: one head query when
+ *   nobody else has committed since this node last synced; otherwise make the
+ *   directory match. Either way it returns the {@link BaseSnapshot} the directory now
+ *   matches.
  * - {@link syncWorkspace}, after each mutating action: scan, diff against that base
  *   (what this action changed, never what others committed meanwhile), hash what the
  *   quick check cannot vouch for, upload content the store lacks, then commit the
  *   change as a fenced three-way merge onto the head (`commit.ts`). Uploads come
  *   first and the commit last, so a failure anywhere leaves the durable copy as it was.
- * - {@link hydrateWorkspace}, for a fresh or evicted directory: download every file.
+ * - `hydrateWorkspace` (`reconcile.ts`), for a fresh or evicted directory: download
+ *   every file.
  *
  * What is durable, and the quick check, are described in `diff.ts`.
  * Failures of Postgres or the object store are thrown as
@@ -22,105 +24,24 @@
  * @module
  */
 
-import { chown, mkdir, realpath } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import type { ObjectStore } from '../../objects/index.js';
-import {
-  type Db,
-  getManifest,
-  getWorkspaceHead,
-  type Manifest,
-  type ManifestFile,
-  recordBlobUploads,
-  type VersionOrigin,
-} from '../../store/index.js';
-import type { Logger } from '../../telemetry/index.js';
-import {
-  blobKey,
-  type FileHasher,
-  SMALL_BLOB_BYTES,
-  sha256WorkspaceFile,
-  uploadBlob,
-} from './blobs.js';
+import { realpath } from 'node:fs/promises';
+import { recordBlobUploads, type VersionOrigin } from '../../store/index.js';
+import type { BaseSnapshot } from './base-snapshot.js';
+import { blobKey, SMALL_BLOB_BYTES, uploadBlob } from './blobs.js';
 import { commitChanges } from './commit.js';
-import { decideReconcile, type LocalFile, planReconcile, planSync, planUploads } from './diff.js';
+import { planSync, planUploads } from './diff.js';
 import { FileChangedDuringSync, translateSyncError } from './errors.js';
-import {
-  downloadFiles,
-  fixMetadata,
-  type MaterializeTarget,
-  removeEntries,
-  removeUnreachable,
-} from './materialize.js';
 import type { LocalChange } from './merge.js';
-import { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
+import { mapLimit } from './pool.js';
 import { type RefusalReport, reportRefusals, scanWorkspace } from './scan.js';
-import { overQuota, quotaError, usageOf, type WorkspaceQuota } from './workspace-quota.js';
-
-/** What sync, hydrate and reconcile are built from. */
-export interface WorkspaceSyncDeps {
-  db: Db;
-  objects: ObjectStore;
-  log: Logger;
-  /**
-   * Owner given to every file and directory that hydrate and reconcile write (the
-   * sandbox uid when the node runs as root). Omitted: the node's own user.
-   */
-  owner?: { uid: number; gid: number };
-  /** Files hashed, uploaded or downloaded at once. Default {@link DEFAULT_SYNC_CONCURRENCY}. */
-  concurrency?: number;
-  /**
-   * Directory for downloads in progress; must be on the workspace's filesystem.
-   * Default: `.memql-sync-tmp` beside the workspace directory (in the workbench root,
-   * where no run directory can have that name: run ids start with a letter or digit).
-   */
-  tempDir?: string;
-  /** Reads and hashes a file. Default {@link sha256WorkspaceFile}; tests wrap it to watch reads. */
-  hashFile?: FileHasher;
-  /**
-   * What one workspace may hold. A sync whose directory is over it commits nothing
-   * (`workspace_quota_exceeded`). Omitted: no limit.
-   */
-  quota?: WorkspaceQuota;
-  /**
-   * Bytes the quota counts besides the directory's files: the run's staged uploads
-   * (`actions/upload-stages.ts`). Omitted: none.
-   */
-  stagedBytes?: (runId: string) => Promise<number>;
-}
-
-/**
- * The manifest version a directory was reconciled from, with its entries: the base of
- * the next sync's three-way merge. Held in the warm cache beside the directory.
- */
-export interface BaseSnapshot {
-  version: number;
-  /** The node that had committed `version`. */
-  updatedByNode: string | null;
-  /** The entries at `version`, by path. */
-  files: Map<string, ManifestFile>;
-}
-
-/** The snapshot of a manifest read in full. */
-export function snapshotOf(manifest: Manifest): BaseSnapshot {
-  return {
-    version: manifest.version,
-    updatedByNode: manifest.updatedByNode,
-    files: new Map(manifest.files.map((f) => [f.path, f])),
-  };
-}
-
-/** The snapshot of a run with no commit yet: version 0, no files. */
-export function emptySnapshot(): BaseSnapshot {
-  return { version: 0, updatedByNode: null, files: new Map() };
-}
-
-/** Which run's directory to act on. */
-export interface WorkspaceTarget {
-  runId: string;
-  /** The workspace directory, `$MEMQL_WORKBENCH_ROOT/<runId>`. */
-  dir: string;
-}
+import {
+  hashAll,
+  settings,
+  type WorkspaceSyncDeps,
+  type WorkspaceTarget,
+  withHashes,
+} from './sync-deps.js';
+import { overQuota, quotaError, usageOf } from './workspace-quota.js';
 
 /** What {@link syncWorkspace} did. */
 export interface SyncResult {
@@ -166,71 +87,14 @@ export interface SyncTarget extends WorkspaceTarget {
   nodeId: string;
   /** The generation this node holds the workspace at (the fencing token). */
   generation: number;
-  /** What the directory was reconciled from (from {@link reconcileWorkspace}). */
+  /** What the directory was reconciled from (from `reconcileWorkspace`). */
   base: BaseSnapshot;
   /** What makes the version this sync commits, if it commits one. */
   origin?: VersionOrigin;
 }
 
-/** What {@link hydrateWorkspace} did. */
-export interface HydrateResult {
-  /** The manifest version the directory now holds. */
-  version: number;
-  updatedByNode: string | null;
-  downloaded: number;
-  bytesDownloaded: number;
-}
-
-/** What {@link reconcileWorkspace} did. */
-export interface ReconcileResult {
-  /** The manifest version the directory now matches. */
-  version: number;
-  updatedByNode: string | null;
-  /** `current`: one head query showed nothing to do. `full`: the directory was compared. */
-  mode: 'current' | 'full';
-  downloaded: number;
-  bytesDownloaded: number;
-  /** Local entries removed because the manifest does not have them. */
-  removed: number;
-  /** Files that already matched. */
-  kept: number;
-  /** Local files read to compare their content. */
-  hashed: number;
-  /** The snapshot the directory matches now. */
-  base: BaseSnapshot;
-}
-
 /** Sync attempts when files change under the read that uploads them. */
 const SYNC_ATTEMPTS = 2;
-
-function settings(deps: WorkspaceSyncDeps, target: WorkspaceTarget) {
-  return {
-    concurrency: deps.concurrency ?? DEFAULT_SYNC_CONCURRENCY,
-    hashFile: deps.hashFile ?? sha256WorkspaceFile,
-    tempDir: deps.tempDir ?? join(dirname(target.dir), '.memql-sync-tmp'),
-  };
-}
-
-/** Hashes `files` and returns them with `hash` filled in. */
-async function hashAll(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget,
-  files: readonly LocalFile[],
-): Promise<LocalFile[]> {
-  const { concurrency, hashFile } = settings(deps, target);
-  if (files.length === 0) return [];
-  const realRoot = await realpath(target.dir);
-  return mapLimit(files, concurrency, async (f) => ({
-    ...f,
-    hash: await hashFile({ rel: f.path, size: f.size, root: target.dir, realRoot }),
-  }));
-}
-
-/** Replaces scanned files by their hashed versions, where there is one. */
-function withHashes(local: readonly LocalFile[], hashed: readonly LocalFile[]): LocalFile[] {
-  const byPath = new Map(hashed.map((f) => [f.path, f]));
-  return local.map((f) => byPath.get(f.path) ?? f);
-}
 
 async function syncOnce(deps: WorkspaceSyncDeps, target: SyncTarget): Promise<SyncResult> {
   const { runId, dir, nodeId, base } = target;
@@ -360,137 +224,5 @@ export async function syncWorkspace(
     }
   } catch (err) {
     throw translateSyncError(err, 'sync', target.runId);
-  }
-}
-
-async function prepareDir(deps: WorkspaceSyncDeps, dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  if (deps.owner) await chown(dir, deps.owner.uid, deps.owner.gid);
-}
-
-/** Where and how downloads into a run's directory go. */
-export function materializeTarget(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget,
-): MaterializeTarget {
-  const { concurrency, tempDir } = settings(deps, target);
-  return {
-    runId: target.runId,
-    dir: target.dir,
-    tempDir,
-    objects: deps.objects,
-    concurrency,
-    ...(deps.owner ? { owner: deps.owner } : {}),
-  };
-}
-
-/**
- * Writes every file of the manifest into the directory (created if missing), with
- * its mode and mtime, so the next scan finds them unchanged without reading them.
- * Each download is checked against the manifest's hash. Local files the manifest
- * lacks are left alone: use it on a fresh or evicted directory, and
- * {@link reconcileWorkspace} on one that may hold stale files.
- */
-export async function hydrateWorkspace(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget,
-): Promise<HydrateResult> {
-  try {
-    const manifest = await getManifest(deps.db, target.runId);
-    await prepareDir(deps, target.dir);
-    const counts = await downloadFiles(materializeTarget(deps, target), manifest.files);
-    deps.log.info(
-      { runId: target.runId, version: manifest.version, files: counts.files, bytes: counts.bytes },
-      'workspace hydrated',
-    );
-    return {
-      version: manifest.version,
-      updatedByNode: manifest.updatedByNode,
-      downloaded: counts.files,
-      bytesDownloaded: counts.bytes,
-    };
-  } catch (err) {
-    throw translateSyncError(err, 'hydrate', target.runId);
-  }
-}
-
-async function reconcileFull(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget,
-  manifest: Manifest,
-): Promise<ReconcileResult> {
-  await prepareDir(deps, target.dir);
-  const scan = await scanWorkspace(target.dir);
-  const first = planReconcile(manifest.files, scan.files, scan.others);
-  const hashed = await hashAll(deps, target, first.needHash);
-  const plan = planReconcile(manifest.files, withHashes(scan.files, hashed), scan.others);
-  const materialize = materializeTarget(deps, target);
-  // Removals first: a stale file may stand where a manifest file needs a directory.
-  const unreachable = scan.refused.map((r) => r.path);
-  const removed =
-    (await removeEntries(target.dir, plan.remove)) +
-    (await removeUnreachable(target.dir, unreachable));
-  await fixMetadata(materialize, plan.fixMetadata);
-  const counts = await downloadFiles(materialize, plan.download);
-  return {
-    version: manifest.version,
-    updatedByNode: manifest.updatedByNode,
-    mode: 'full',
-    base: snapshotOf(manifest),
-    downloaded: counts.files,
-    bytesDownloaded: counts.bytes,
-    removed,
-    kept: plan.keep.length + plan.fixMetadata.length,
-    hashed: first.needHash.length,
-  };
-}
-
-/**
- * Brings the directory up to the durable copy before an action. When the manifest
- * head is the version of `base` (what this node last reconciled or synced, committed
- * by the same node), that one query is all. Otherwise the directory is scanned and
- * made to match: files with other content, or missing, are downloaded; local files,
- * links and other entries the manifest lacks are removed (links are removed, never
- * followed), and so are entries too deep to sync, with everything below them;
- * matching files are not touched. Empty directories are left alone. A missing
- * directory is created and filled, as by {@link hydrateWorkspace}. `head`, when the
- * caller has just read it, saves the query.
- */
-export async function reconcileWorkspace(
-  deps: WorkspaceSyncDeps,
-  target: WorkspaceTarget & {
-    nodeId: string;
-    base: BaseSnapshot | undefined;
-    head?: { version: number; updatedByNode: string | null };
-  },
-): Promise<ReconcileResult> {
-  try {
-    const head = target.head ?? (await getWorkspaceHead(deps.db, target.runId));
-    const known = target.base;
-    const decision = decideReconcile(head, {
-      nodeId: target.nodeId,
-      lastSyncedVersion: known?.version,
-      lastSyncedBy: known?.updatedByNode ?? null,
-    });
-    if (known !== undefined && decision === 'current') {
-      return {
-        version: head.version,
-        updatedByNode: head.updatedByNode,
-        mode: 'current',
-        base: known,
-        downloaded: 0,
-        bytesDownloaded: 0,
-        removed: 0,
-        kept: 0,
-        hashed: 0,
-      };
-    }
-    const manifest = await getManifest(deps.db, target.runId);
-    const result = await reconcileFull(deps, target, manifest);
-    const { base: _base, ...logged } = result;
-    deps.log.info({ runId: target.runId, ...logged }, 'workspace reconciled');
-    return result;
-  } catch (err) {
-    throw translateSyncError(err, 'reconcile', target.runId);
   }
 }

@@ -32,14 +32,10 @@ import {
   releaseLiveWorkspace,
 } from '../../../src/store/index.js';
 import type { Logger } from '../../../src/telemetry/logger.js';
+import { type BaseSnapshot, snapshotOf } from '../../../src/workbench/sync/base-snapshot.js';
 import { sha256WorkspaceFile, type WorkspaceFileRef } from '../../../src/workbench/sync/blobs.js';
-import {
-  type BaseSnapshot,
-  type SyncResult,
-  snapshotOf,
-  syncWorkspace,
-  type WorkspaceSyncDeps,
-} from '../../../src/workbench/sync/workspace-sync.js';
+import type { WorkspaceSyncDeps } from '../../../src/workbench/sync/sync-deps.js';
+import { type SyncResult, syncWorkspace } from '../../../src/workbench/sync/workspace-sync.js';
 import { createTestDatabase } from '../../support/postgres.js';
 
 export const silentLog: Logger = pino({ level: 'silent' });
