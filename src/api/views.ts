@@ -40,7 +40,10 @@ export function runView(run: Run) {
 }
 
 /** A command as a list reads it: everything but its output, request and expected outputs. */
-export type CommandSummary = Omit<Command, 'stdout' | 'stderr' | 'request' | 'outputs'>;
+export type CommandSummary = Omit<
+  Command,
+  'stdout' | 'stderr' | 'request' | 'execRequest' | 'outputs'
+>;
 
 /**
  * A command in a list (`GET /v1/runs/:runId/commands`): how it ended, without the
@@ -53,7 +56,14 @@ export function commandSummaryView(c: CommandSummary) {
     stdoutEncoding: _stdoutEncoding,
     stderrEncoding: _stderrEncoding,
     ...outcome
-  } = commandAnswer({ ...c, stdout: null, stderr: null, request: {}, outputs: null });
+  } = commandAnswer({
+    ...c,
+    stdout: null,
+    stderr: null,
+    request: {},
+    execRequest: null,
+    outputs: null,
+  });
   return {
     id: c.id,
     runId: c.runId,
