@@ -47,6 +47,7 @@ import type {
   CreateRunOptions,
   DeletedCounts,
   DispatchRequest,
+  EndRunAnswer,
   FleetView,
   FsWritePayload,
   ListCommandsOptions,
@@ -56,7 +57,9 @@ import type {
   Run,
   RunPage,
   TerminalRunStatus,
+  TokenCreatedAnswer,
   TokenRecord,
+  TokenRevokedAnswer,
   WorkspacePage,
   WorkspaceRecord,
 } from './types.js';
@@ -114,7 +117,7 @@ export class WorkbenchClient {
   async createToken(
     userId: string,
     options: { label?: string; kind?: TokenKind } = {},
-  ): Promise<{ readonly token: TokenRecord; readonly secret: string }> {
+  ): Promise<TokenCreatedAnswer> {
     const body = await this.http.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
     return { token: field<TokenRecord>(body, 'token'), secret: field<string>(body, 'secret') };
   }
@@ -126,9 +129,7 @@ export class WorkbenchClient {
   }
 
   /** Revokes a token by id (operator credential only); `revoked` false when it already was. */
-  async revokeToken(
-    tokenId: string,
-  ): Promise<{ readonly token: TokenRecord; readonly revoked: boolean }> {
+  async revokeToken(tokenId: string): Promise<TokenRevokedAnswer> {
     const body = await this.http.json('DELETE', `/v1/admin/tokens/${enc(tokenId, 'tokenId')}`);
     return { token: field<TokenRecord>(body, 'token'), revoked: field<boolean>(body, 'revoked') };
   }
@@ -150,14 +151,14 @@ export class WorkbenchClient {
   }
 
   /** Move a run to a terminal status; its workspace is released. */
-  async endRun(
-    runId: string,
-    status: TerminalRunStatus,
-  ): Promise<{ readonly run: Run; readonly released: unknown }> {
+  async endRun(runId: string, status: TerminalRunStatus): Promise<EndRunAnswer> {
     const body = await this.http.json('POST', `/v1/runs/${enc(runId, 'runId')}/end`, {
       body: { status },
     });
-    return { run: field<Run>(body, 'run'), released: (body as { released?: unknown }).released };
+    return {
+      run: field<Run>(body, 'run'),
+      released: (body as Partial<EndRunAnswer>).released === true,
+    };
   }
 
   /** Delete a run and everything it left: objects, command rows, workspaces, artifacts. */

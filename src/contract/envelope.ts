@@ -13,9 +13,11 @@ import {
   ACTION_NAMES,
   ACTION_SCHEMAS,
   type ActionArgs,
+  type ActionArgsInput,
   type ActionName,
   isActionName,
   PAYLOAD_ARG_FIELDS,
+  type ToolActionName,
 } from './actions.js';
 import { type EnvironmentHint, parseEnvironmentHint } from './environment.js';
 import { type FieldProblem, fieldProblems, formatFieldProblems } from './field-problems.js';
@@ -47,6 +49,24 @@ export interface EnvelopeBase {
    * parsing it again. Absent when the caller gave no hint.
    */
   readonly environment?: EnvironmentHint;
+}
+
+/**
+ * A dispatch envelope as a caller writes it (the body of `POST /v1/dispatch`, what
+ * {@link parseEnvelope} reads): `args` in the action's input shape, defaults optional.
+ * The parse checks all of it; this type only helps callers write it.
+ */
+export interface DispatchRequest {
+  /** The action (system-only actions are refused by the server). */
+  readonly action: ToolActionName | (string & {});
+  /** The action's arguments. */
+  readonly args: ActionArgsInput<ToolActionName> | Record<string, unknown>;
+  readonly runId: string;
+  readonly agentId: string;
+  readonly taskId: string;
+  readonly callId?: string;
+  /** The environment hint, `{ os?, needs? }`. */
+  readonly environment?: unknown;
 }
 
 /** An envelope for action `A`, with `args` parsed by that action's schema. */

@@ -130,6 +130,7 @@ export {
 } from './egress-policy.js';
 export { type EndingAnswer, endingAnswer, outputText } from './ending-answer.js';
 export {
+  type DispatchRequest,
   type Envelope,
   type EnvelopeBase,
   type EnvelopeFor,
@@ -175,6 +176,22 @@ export {
 } from './errors.js';
 export { EXEC_PROGRAMS_SUMMARY, EXEC_SUMMARY_PROGRAMS } from './exec-programs.js';
 export type { FieldProblem } from './field-problems.js';
+export type {
+  FsDeletePayload,
+  FsListEntry,
+  FsListPayload,
+  FsReadPayload,
+  FsUploadPartPayload,
+  FsWritePayload,
+  PromotePayload,
+  UploadProgress,
+} from './file-payloads.js';
+export type {
+  FleetBuildState,
+  FleetReplica,
+  FleetView,
+  ReplicaFleet,
+} from './fleet-view.js';
 export type { IpAddress, ParsedHost } from './ip-address.js';
 export {
   formatAddress,
@@ -205,6 +222,7 @@ export {
   type ProcessStartPayload,
   type ProcessState,
   type ProcessView,
+  type ProcessWritePayload,
   processListArgsSchema,
   processOutputArgsSchema,
   processResizeArgsSchema,
@@ -214,9 +232,32 @@ export {
   processWaitArgsSchema,
   processWriteArgsSchema,
 } from './process-actions.js';
+export type {
+  ArtifactRecord,
+  CancelAnswer,
+  CancelEffect,
+  CommandPage,
+  CommandRecord,
+  CommandSummaryRecord,
+  DeletedCounts,
+  EndRunAnswer,
+  ForkAnswer,
+  MeAnswer,
+  OwnTokenRecord,
+  ReleasedReason,
+  RunPage,
+  RunView,
+  TokenCreatedAnswer,
+  TokenRecord,
+  TokenRevokedAnswer,
+  WorkspacePage,
+  WorkspaceRecord,
+  WorkspaceStatus,
+} from './resource-views.js';
 export {
   type DispatchFailure,
   type DispatchResult,
+  type DispatchStreamLine,
   type DispatchSuccess,
   errorResult,
   INTERNAL_ERROR_MESSAGE,
