@@ -286,7 +286,7 @@ export function formatWorkspaces(workspaces: readonly WorkspaceRecord[]): string
     ['RUN', 'NODE', 'STATUS', 'RELEASED', 'CREATED'],
     workspaces.map((w) => [
       w.runId,
-      w.nodeId,
+      w.nodeId ?? '-',
       w.status,
       w.releasedReason === null ? '-' : `${w.releasedReason} at ${w.releasedAt ?? '?'}`,
       w.createdAt,

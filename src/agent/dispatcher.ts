@@ -2,12 +2,13 @@
  * `dispatchHost`: the agent side of the dispatch pipeline (docs/ARCHITECTURE.md,
  * "One call, in order"). In order, before anything runs or is forwarded:
  *
- * 1. parse the envelope (`invalid_arguments`), once: {@link AgentDispatcher.dispatchHost}
- *    parses raw input, {@link AgentDispatcher.dispatch} takes an envelope its caller
- *    (the HTTP API) already parsed;
- * 2. admit it (`admitEnvelope`): the environment hint (`invalid_environment_hint`,
- *    `environment_mismatch`), then the build gate: `build` without a system-class
- *    authority is refused by name, never forwarded (`build_not_permitted`);
+ * 1. parse the envelope (`invalid_arguments`, and `invalid_environment_hint` for a
+ *    malformed hint), once: {@link AgentDispatcher.dispatchHost} parses raw input,
+ *    {@link AgentDispatcher.dispatch} takes an envelope its caller (the HTTP API)
+ *    already parsed;
+ * 2. admit it (`admitEnvelope`): the typed environment hint (`environment_mismatch`),
+ *    then the build gate: `build` without a system-class authority is refused by name,
+ *    never forwarded (`build_not_permitted`);
  * 4. route: not remote, the in-process workbench; remote, the run's replica when it
  *    is healthy and connected, else the least-loaded healthy one. No healthy replica
  *    is `no_workbench_peer`, unless `MEMQL_WORKBENCH_LOCAL_FALLBACK=1` explicitly

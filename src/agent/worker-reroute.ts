@@ -260,9 +260,7 @@ export class WorkerReroute {
         });
       }
     }
-    // The hint is well formed (the workbench evaluated it to a mismatch).
-    const os = (envelope.environment as { os?: unknown } | undefined)?.os;
-    const hintOs = typeof os === 'string' ? os : undefined;
+    const hintOs = envelope.environment?.os;
     return decideReroute(
       { action: envelope.action, unmetNeeds: needs, ...(hintOs ? { hintOs } : {}) },
       consent,

@@ -19,7 +19,13 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isTokenKind, TOKEN_KINDS } from '../contract/index.js';
+import {
+  isTokenKind,
+  TOKEN_KINDS,
+  type TokenCreatedAnswer,
+  type TokenRecord,
+  type TokenRevokedAnswer,
+} from '../contract/index.js';
 import {
   type ApiTokenRecord,
   createApiToken,
@@ -91,7 +97,7 @@ export async function authenticateOperator(
   );
 }
 
-function tokenView(t: ApiTokenRecord) {
+function tokenView(t: ApiTokenRecord): TokenRecord {
   return {
     id: t.id,
     userId: t.userId,
@@ -151,7 +157,8 @@ export async function serveAdmin(
       'API token created',
     );
     const record = await getApiToken(deps.db, made.id);
-    sendJson(res, 201, { token: tokenView(record!), secret: made.token });
+    const answer: TokenCreatedAnswer = { token: tokenView(record!), secret: made.token };
+    sendJson(res, 201, answer);
     return;
   }
   if (path === '/v1/admin/tokens' && method === 'GET') {
@@ -175,7 +182,8 @@ export async function serveAdmin(
     });
     if (done === null) throw new ApiError(404, 'not_found', `not_found: no token "${id}"`);
     log.info({ tokenId: id, operatorId: operator }, 'API token revoked');
-    sendJson(res, 200, { token: tokenView(done.token), revoked: done.changed });
+    const answer: TokenRevokedAnswer = { token: tokenView(done.token), revoked: done.changed };
+    sendJson(res, 200, answer);
     return;
   }
   if (path === '/v1/admin/audit' && method === 'GET') {

@@ -16,6 +16,7 @@
  * @module
  */
 
+import type { CancelAnswer, CancelEffect } from '../contract/index.js';
 import {
   type Command,
   getCommand,
@@ -27,12 +28,9 @@ import type { RouteContext } from './api-deps.js';
 import { ApiError, sendJson } from './http-io.js';
 import { commandView } from './views.js';
 
-/** What a cancel did, as the answer names it. */
-export type CancelAnswerEffect = 'cancelled' | 'cancelling' | 'ended';
-
 /** Cancels `command` (the caller's) and answers it as it stands after. */
 async function cancelAndAnswer(ctx: RouteContext, command: Command): Promise<void> {
-  let effect: CancelAnswerEffect = 'ended';
+  let effect: CancelEffect = 'ended';
   if (command.status === 'queued' || command.status === 'running') {
     const after =
       (ctx.deps.cancelCommand
@@ -43,7 +41,8 @@ async function cancelAndAnswer(ctx: RouteContext, command: Command): Promise<voi
     command = after;
   }
   ctx.log.info({ commandId: command.id, effect }, 'command cancel requested');
-  sendJson(ctx.res, 200, { command: commandView(command), effect });
+  const answer: CancelAnswer = { command: commandView(command), effect };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `POST /v1/commands/:commandId/cancel`. */

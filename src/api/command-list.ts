@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { CommandPage } from '../contract/index.js';
 import { type CommandStatus, getCommand, listRunCommands } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { invalidField, sendJson } from './http-io.js';
@@ -47,8 +48,9 @@ export async function listRunCommandsRoute(ctx: RouteContext): Promise<void> {
     }
   }
   const page = rows.slice(0, query.limit);
-  sendJson(ctx.res, 200, {
+  const answer: CommandPage = {
     commands: page.map(commandSummaryView),
     nextBefore: rows.length > query.limit ? page[page.length - 1]!.id : null,
-  });
+  };
+  sendJson(ctx.res, 200, answer);
 }

@@ -21,6 +21,7 @@ import type { OutputSink } from '../contract/index.js';
 import {
   CallerGoneError,
   type DispatchResult,
+  type DispatchStreamLine,
   errorResult,
   parseEnvelope,
   resultFromError,
@@ -81,7 +82,7 @@ export async function sendResultStream(
     'x-content-type-options': 'nosniff',
   });
   res.flushHeaders();
-  const line = (value: unknown) => {
+  const line = (value: DispatchStreamLine) => {
     if (!res.destroyed && !res.writableEnded) res.write(`${JSON.stringify(value)}\n`);
   };
   let result: DispatchResult;

@@ -1,33 +1,22 @@
 /**
  * The workbench replicas as the API and console show them (`GET
- * /v1/fleet/workbenches`): in local mode the one in-process host, in remote mode
- * every replica the agent's peer registry knows.
+ * /v1/fleet/workbenches`, in the contract's shapes): in local mode the one in-process
+ * host, in remote mode every replica the agent's peer registry knows.
  *
  * @module
  */
 
 import {
-  type BuildTool,
   canBuild,
+  type FleetBuildState,
+  type FleetReplica,
+  type ReplicaFleet,
   replicaBuildState,
   type Toolchain,
-  type ToolchainProblem,
 } from '../contract/index.js';
 import type { FleetPeerView } from '../mesh/index.js';
 
-/**
- * Whether a replica can run a `build`, and if not, what it lacks: what its sandbox
- * toolchain probe found, as its Health frames report it.
- */
-export interface FleetBuildState {
-  canBuild: boolean;
-  /** The build tools it has not shown it can run (every one when it has no report). */
-  missing: BuildTool[];
-  /** Why it cannot build; null when it can. */
-  problem: ToolchainProblem | null;
-  /** Why its probe failed, when it did. */
-  detail?: string;
-}
+export type { FleetBuildState, FleetReplica, ReplicaFleet };
 
 /** The fleet view of a replica's toolchain (null or absent: not reported). */
 export function fleetBuildState(
@@ -44,33 +33,8 @@ export function fleetBuildState(
   };
 }
 
-/** One replica. */
-export interface FleetReplica {
-  /** Its `MEMQL_NODE_ID`; null before its hello. */
-  nodeId: string | null;
-  /** Where the agent reaches it (`host:port`), or `in-process`. */
-  address: string;
-  healthy: boolean;
-  /** Commands running there. */
-  running: number;
-  /** Commands waiting. */
-  queued: number;
-  /** Commands it runs at once. */
-  capacity: number;
-  /** ISO time its current connection came up; null while not connected. */
-  connectedSince: string | null;
-  /** Whether it can run a `build`, and what it lacks. */
-  build: FleetBuildState;
-}
-
-/** The fleet answer. */
-export interface FleetView {
-  mode: 'local' | 'remote';
-  replicas: FleetReplica[];
-}
-
 /** Where the API reads the fleet from. */
-export type FleetSource = () => Promise<FleetView>;
+export type FleetSource = () => Promise<ReplicaFleet>;
 
 /** What {@link localFleet} reads from the in-process host. */
 export interface LocalFleetDeps {

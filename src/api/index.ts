@@ -38,10 +38,10 @@ export {
   type FleetBuildState,
   type FleetReplica,
   type FleetSource,
-  type FleetView,
   fleetBuildState,
   type LocalFleetDeps,
   localFleet,
+  type ReplicaFleet,
   remoteFleet,
 } from './fleet.js';
 export {

@@ -8,6 +8,7 @@
  */
 
 import type { Readable } from 'node:stream';
+import type { FleetView, MeAnswer, WorkspacePage } from '../contract/index.js';
 import { isObjectStoreError } from '../objects/index.js';
 import {
   getArtifactForOwner,
@@ -28,7 +29,8 @@ import { callerWorkers } from './worker-directory.js';
  * token). Never the token's id or secret.
  */
 export async function meRoute(ctx: RouteContext): Promise<void> {
-  sendJson(ctx.res, 200, { userId: ctx.caller.userId, tokenKind: ctx.caller.tokenKind });
+  const answer: MeAnswer = { userId: ctx.caller.userId, tokenKind: ctx.caller.tokenKind };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `GET /v1/commands/:commandId`: another user's command reads as absent. */
@@ -75,10 +77,11 @@ export async function listWorkspacesRoute(ctx: RouteContext): Promise<void> {
     );
   }
   const page = rows.slice(0, limit);
-  sendJson(ctx.res, 200, {
+  const answer: WorkspacePage = {
     workspaces: page.map(workspaceView),
     nextBefore: rows.length > limit ? page[page.length - 1]!.id : null,
-  });
+  };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `GET /v1/artifacts?runId=`: the caller's promoted artifacts, newest first. */
@@ -209,5 +212,6 @@ export async function fleetRoute(ctx: RouteContext): Promise<void> {
     ctx.deps.fleet(),
     callerWorkers(ctx.deps.db, ctx.deps.workers, ctx.caller.userId),
   ]);
-  sendJson(ctx.res, 200, { ...fleet, workers: mine.workers });
+  const answer: FleetView = { ...fleet, workers: mine.workers };
+  sendJson(ctx.res, 200, answer);
 }

@@ -20,7 +20,7 @@
 import type { Queryable } from '../store/index.js';
 import { StoreError } from '../store/index.js';
 import type { Logger } from '../telemetry/index.js';
-import type { FleetSource, FleetView } from './fleet.js';
+import type { FleetSource, ReplicaFleet } from './fleet.js';
 
 /** How long a readiness probe waits for the database (and the fleet), ms. */
 export const READINESS_TIMEOUT_MS = 2_000;
@@ -46,7 +46,7 @@ export interface Readiness {
 export type DatabaseProbe = { ok: true } | { ok: false; reason: string; error?: unknown };
 
 /** What a fleet read found: the view, or why it could not be read. */
-export type FleetProbe = { ok: true; view: FleetView } | { ok: false; reason: string };
+export type FleetProbe = { ok: true; view: ReplicaFleet } | { ok: false; reason: string };
 
 /** The inputs of {@link decideReadiness}. */
 export interface ReadinessInput {

@@ -7,7 +7,12 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { MAX_ID_CHARS } from '../contract/index.js';
+import {
+  type DeletedCounts,
+  type EndRunAnswer,
+  MAX_ID_CHARS,
+  type RunPage,
+} from '../contract/index.js';
 import {
   createRun,
   getRunForOwner,
@@ -112,10 +117,11 @@ export async function listRunsRoute(ctx: RouteContext): Promise<void> {
     limit: query.limit + 1,
   });
   const page = rows.slice(0, query.limit);
-  sendJson(ctx.res, 200, {
+  const answer: RunPage = {
     runs: page.map(runView),
     nextBefore: rows.length > query.limit ? page[page.length - 1]!.id : null,
-  });
+  };
+  sendJson(ctx.res, 200, answer);
 }
 
 /** `GET /v1/runs/:runId`. */
@@ -147,7 +153,8 @@ export async function endRunRoute(ctx: RouteContext): Promise<void> {
       status,
     );
     await letGo(ctx, run.id);
-    sendJson(ctx.res, 200, { run: runView(ended.run), released: ended.released !== null });
+    const answer: EndRunAnswer = { run: runView(ended.run), released: ended.released !== null };
+    sendJson(ctx.res, 200, answer);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'conflict') {
       throw new ApiError(409, 'run_ended', `run_ended: ${err.message}`);
@@ -159,7 +166,7 @@ export async function endRunRoute(ctx: RouteContext): Promise<void> {
 /** `DELETE /v1/runs/:runId`: the run's files, commands, workspaces and artifacts. */
 export async function deleteRunRoute(ctx: RouteContext): Promise<void> {
   const run = await ownRun(ctx, ctx.params[0]!);
-  const deleted = await deleteRunData(
+  const deleted: DeletedCounts = await deleteRunData(
     {
       db: ctx.deps.db,
       objects: ctx.deps.objects,

@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { OwnTokenRecord, TokenRevokedAnswer } from '../contract/index.js';
 import {
   type ApiTokenRecord,
   getApiToken,
@@ -23,7 +24,7 @@ import type { RouteContext } from './api-deps.js';
 import { requirePerson } from './auth.js';
 import { ApiError, sendJson } from './http-io.js';
 
-function ownTokenView(t: ApiTokenRecord) {
+function ownTokenView(t: ApiTokenRecord): OwnTokenRecord {
   return {
     id: t.id,
     kind: t.kind,
@@ -58,5 +59,9 @@ export async function revokeOwnTokenRoute(ctx: RouteContext): Promise<void> {
   });
   if (done === null) throw new ApiError(404, 'not_found', `not_found: you have no token "${id}"`);
   ctx.log.info({ tokenId: id }, 'API token revoked by its user');
-  sendJson(ctx.res, 200, { token: ownTokenView(done.token), revoked: done.changed });
+  const answer: TokenRevokedAnswer<OwnTokenRecord> = {
+    token: ownTokenView(done.token),
+    revoked: done.changed,
+  };
+  sendJson(ctx.res, 200, answer);
 }

@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type DispatchResult,
   type ErrorCode,
+  type ForkAnswer,
   MAX_DIFF_ENTRIES,
   MAX_ID_CHARS,
   MAX_VERSION_LABEL_CHARS,
@@ -253,9 +254,10 @@ export async function forkRoute(ctx: RouteContext): Promise<void> {
     { runId: forked.run.id, forkedFrom: origin.id, version: at, files: forked.files },
     'run forked',
   );
-  sendJson(ctx.res, 201, {
+  const answer: ForkAnswer = {
     run: runView(forked.run),
     forkedFrom: { runId: origin.id, version: at },
     files: forked.files,
-  });
+  };
+  sendJson(ctx.res, 201, answer);
 }

@@ -1,14 +1,20 @@
 /**
  * The JSON shapes of rows on the API. Only what a caller may see: no object keys,
- * no command requests, no lease bookkeeping.
+ * no command requests, no lease bookkeeping. Each builder returns its contract shape,
+ * the type the client reads, so a field that drifts is a compile error here.
  *
  * @module
  */
 
 import type {
+  ArtifactRecord,
+  CommandRecord,
+  CommandSummaryRecord,
   ConsentRequestView,
+  RunView,
   WorkerConsentView,
   WorkerInvocationView,
+  WorkspaceRecord,
 } from '../contract/index.js';
 import { commandAnswer } from '../queue/index.js';
 import {
@@ -23,10 +29,14 @@ import {
 } from '../store/index.js';
 import { describeReleaseReason } from './release-reasons.js';
 
-const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+function iso(d: Date): string;
+function iso(d: Date | null): string | null;
+function iso(d: Date | null): string | null {
+  return d === null ? null : d.toISOString();
+}
 
 /** A run, with its network policy (host rules as written, secret names). */
-export function runView(run: Run) {
+export function runView(run: Run): RunView {
   return {
     id: run.id,
     status: run.status,
@@ -40,20 +50,30 @@ export function runView(run: Run) {
 }
 
 /** A command as a list reads it: everything but its output, request and expected outputs. */
-export type CommandSummary = Omit<Command, 'stdout' | 'stderr' | 'request' | 'outputs'>;
+export type CommandSummary = Omit<
+  Command,
+  'stdout' | 'stderr' | 'request' | 'execRequest' | 'outputs'
+>;
 
 /**
  * A command in a list (`GET /v1/runs/:runId/commands`): how it ended, without the
  * output bodies and expected outputs, which only {@link commandView} carries.
  */
-export function commandSummaryView(c: CommandSummary) {
+export function commandSummaryView(c: CommandSummary): CommandSummaryRecord {
   const {
     stdout: _stdout,
     stderr: _stderr,
     stdoutEncoding: _stdoutEncoding,
     stderrEncoding: _stderrEncoding,
     ...outcome
-  } = commandAnswer({ ...c, stdout: null, stderr: null, request: {}, outputs: null });
+  } = commandAnswer({
+    ...c,
+    stdout: null,
+    stderr: null,
+    request: {},
+    execRequest: null,
+    outputs: null,
+  });
   return {
     id: c.id,
     runId: c.runId,
@@ -74,12 +94,12 @@ export function commandSummaryView(c: CommandSummary) {
  * `stdoutEncoding`/`stderrEncoding` when not text), and `outputs` when it named
  * expected outputs.
  */
-export function commandView(c: Command) {
+export function commandView(c: Command): CommandRecord {
   return { ...commandSummaryView(c), ...commandAnswer(c) };
 }
 
 /** A workspace, its release reason also in words. */
-export function workspaceView(w: Workspace) {
+export function workspaceView(w: Workspace): WorkspaceRecord {
   return {
     id: w.id,
     runId: w.runId,
@@ -93,7 +113,7 @@ export function workspaceView(w: Workspace) {
 }
 
 /** A promoted artifact. */
-export function artifactView(a: Artifact) {
+export function artifactView(a: Artifact): ArtifactRecord {
   return {
     id: a.id,
     runId: a.runId,

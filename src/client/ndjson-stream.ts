@@ -9,13 +9,12 @@
  * @module
  */
 
-/** Which output stream a chunk belongs to. */
-import type { DispatchResult, OutputStream } from '../contract/index.js';
+import type { DispatchResult, DispatchStreamLine, OutputStream } from '../contract/index.js';
 import { ClientError } from './client-error.js';
 
 export type { OutputStream };
 
-/** One parsed line of the stream. */
+/** One parsed line of the stream ({@link DispatchStreamLine}), its output bytes decoded. */
 export type StreamEvent =
   | { readonly type: 'output'; readonly stream: OutputStream; readonly data: Buffer }
   | { readonly type: 'result'; readonly result: DispatchResult };

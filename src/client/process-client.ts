@@ -14,6 +14,7 @@ import type {
   ProcessSignal,
   ProcessStartPayload,
   ProcessView,
+  ProcessWritePayload,
 } from '../contract/index.js';
 import { ClientError } from './client-error.js';
 import { type ClientTransport, enc, field, notShaped } from './client-transport.js';
@@ -107,11 +108,11 @@ export class ProcessClient {
     processId: string,
     stdin: string,
     options: { eof?: boolean } = {},
-  ): Promise<{ processId: string; written: number; eof: boolean }> {
+  ): Promise<ProcessWritePayload> {
     const body = await this.http.json('POST', this.path(runId, processId, '/stdin'), {
       body: { stdin, ...(options.eof ? { eof: true } : {}) },
     });
-    return body as { processId: string; written: number; eof: boolean };
+    return body as ProcessWritePayload;
   }
 
   /** Closes its standard input. */

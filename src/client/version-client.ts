@@ -9,24 +9,18 @@
  */
 
 import type {
+  ForkAnswer,
   VersionDiffPayload,
   VersionListPayload,
   VersionRestorePayload,
   VersionView,
 } from '../contract/index.js';
 import { type ClientTransport, enc, field } from './client-transport.js';
-import type { Run } from './types.js';
+
+export type { ForkAnswer };
 
 /** Which version: by number, or by label (a checkpoint). */
 export type VersionRef = { version: number; label?: never } | { label: string; version?: never };
-
-/** What {@link VersionClient.fork} made. */
-export interface ForkAnswer {
-  run: Run;
-  forkedFrom: { runId: string; version: number };
-  /** Entries the fork's first version holds (no blob copied). */
-  files: number;
-}
 
 /** See the module comment. */
 export class VersionClient {

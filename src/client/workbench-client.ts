@@ -14,7 +14,6 @@ import type {
   ApproveAnswer,
   ConsentRequestView,
   ConsentStatus,
-  DispatchFailure,
   DispatchResult,
   KillSwitchAnswer,
   RunNetworkRequest,
@@ -24,20 +23,25 @@ import type {
   WorkerInvocationView,
   WorkersAnswer,
 } from '../contract/index.js';
-import { type ArtifactBody, type DownloadResult, writeArtifact } from './artifact-download.js';
-import { ClientError, isAbortError } from './client-error.js';
-import {
-  type BuildRequest,
-  type DispatchStreamOptions,
-  type DownloadOptions,
-  type FileCallOptions,
-  fileQuery,
-  type WorkbenchClientOptions,
-  type WorkbenchHostFn,
+import type { ArtifactBody, DownloadResult } from './artifact-download.js';
+import type {
+  BuildRequest,
+  DispatchStreamOptions,
+  DownloadOptions,
+  FileCallOptions,
+  WorkbenchClientOptions,
+  WorkbenchHostFn,
 } from './client-options.js';
-import { ClientTransport, enc, field, notShaped, pageSearch } from './client-transport.js';
+import { ClientTransport, enc, field, pageSearch } from './client-transport.js';
+import { dispatchOnce, dispatchStreamed, toolFunction } from './dispatch-calls.js';
+import {
+  downloadArtifact,
+  downloadFile,
+  openArtifact,
+  openFile,
+  uploadFile,
+} from './file-transfer.js';
 import { checkedId } from './id-checks.js';
-import { isDispatchResult, readDispatchStream } from './ndjson-stream.js';
 import { ProcessClient } from './process-client.js';
 import type {
   ArtifactRecord,
@@ -47,6 +51,7 @@ import type {
   CreateRunOptions,
   DeletedCounts,
   DispatchRequest,
+  EndRunAnswer,
   FleetView,
   FsWritePayload,
   ListCommandsOptions,
@@ -56,21 +61,13 @@ import type {
   Run,
   RunPage,
   TerminalRunStatus,
+  TokenCreatedAnswer,
   TokenRecord,
+  TokenRevokedAnswer,
   WorkspacePage,
   WorkspaceRecord,
 } from './types.js';
 import { VersionClient } from './version-client.js';
-
-/**
- * Transport refusals a model can act on (fix the arguments, send less); the tool
- * loop gets these back as failed results. Others (a bad token, an unreachable node)
- * are the operator's problem and are thrown.
- */
-const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set([
-  'invalid_arguments',
-  'payload_too_large',
-]);
 
 /** A typed client of the agent node's HTTP API. */
 export class WorkbenchClient {
@@ -114,7 +111,7 @@ export class WorkbenchClient {
   async createToken(
     userId: string,
     options: { label?: string; kind?: TokenKind } = {},
-  ): Promise<{ readonly token: TokenRecord; readonly secret: string }> {
+  ): Promise<TokenCreatedAnswer> {
     const body = await this.http.json('POST', '/v1/admin/tokens', { body: { userId, ...options } });
     return { token: field<TokenRecord>(body, 'token'), secret: field<string>(body, 'secret') };
   }
@@ -126,9 +123,7 @@ export class WorkbenchClient {
   }
 
   /** Revokes a token by id (operator credential only); `revoked` false when it already was. */
-  async revokeToken(
-    tokenId: string,
-  ): Promise<{ readonly token: TokenRecord; readonly revoked: boolean }> {
+  async revokeToken(tokenId: string): Promise<TokenRevokedAnswer> {
     const body = await this.http.json('DELETE', `/v1/admin/tokens/${enc(tokenId, 'tokenId')}`);
     return { token: field<TokenRecord>(body, 'token'), revoked: field<boolean>(body, 'revoked') };
   }
@@ -150,14 +145,14 @@ export class WorkbenchClient {
   }
 
   /** Move a run to a terminal status; its workspace is released. */
-  async endRun(
-    runId: string,
-    status: TerminalRunStatus,
-  ): Promise<{ readonly run: Run; readonly released: unknown }> {
+  async endRun(runId: string, status: TerminalRunStatus): Promise<EndRunAnswer> {
     const body = await this.http.json('POST', `/v1/runs/${enc(runId, 'runId')}/end`, {
       body: { status },
     });
-    return { run: field<Run>(body, 'run'), released: (body as { released?: unknown }).released };
+    return {
+      run: field<Run>(body, 'run'),
+      released: (body as Partial<EndRunAnswer>).released === true,
+    };
   }
 
   /** Delete a run and everything it left: objects, command rows, workspaces, artifacts. */
@@ -175,14 +170,8 @@ export class WorkbenchClient {
   async dispatch(
     request: DispatchRequest,
     options: { signal?: AbortSignal; cancelOnDisconnect?: boolean } = {},
-  ) {
-    const path = `/v1/dispatch${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
-    const body = await this.http.json('POST', path, {
-      body: request,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (!isDispatchResult(body)) throw notShaped('/v1/dispatch', 'a dispatch result');
-    return body;
+  ): Promise<DispatchResult> {
+    return dispatchOnce(this.http, request, options);
   }
 
   /**
@@ -195,17 +184,7 @@ export class WorkbenchClient {
     request: DispatchRequest,
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const path = `/v1/dispatch/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
-    const response = await this.http.send('POST', path, {
-      body: request,
-      raw: true,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (response.body === null) throw notShaped(path, 'a stream');
-    return readDispatchStream(
-      response.body as AsyncIterable<Uint8Array>,
-      options.onOutput ?? (() => {}),
-    );
+    return dispatchStreamed(this.http, '/v1/dispatch/stream', request, options);
   }
 
   /**
@@ -219,17 +198,8 @@ export class WorkbenchClient {
     request: BuildRequest = {},
     options: DispatchStreamOptions = {},
   ): Promise<DispatchResult> {
-    const path = `/v1/admin/runs/${enc(runId, 'runId')}/build/stream${options.cancelOnDisconnect ? '?cancelOnDisconnect=true' : ''}`;
-    const response = await this.http.send('POST', path, {
-      body: request,
-      raw: true,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (response.body === null) throw notShaped(path, 'a stream');
-    return readDispatchStream(
-      response.body as AsyncIterable<Uint8Array>,
-      options.onOutput ?? (() => {}),
-    );
+    const route = `/v1/admin/runs/${enc(runId, 'runId')}/build/stream`;
+    return dispatchStreamed(this.http, route, request, options);
   }
 
   /**
@@ -309,24 +279,11 @@ export class WorkbenchClient {
   }
 
   /** Open an artifact's bytes as a stream; read `body` once. */
-  async openArtifact(artifactId: string, options: { signal?: AbortSignal } = {}) {
-    const response = await this.http.send(
-      'GET',
-      `/v1/artifacts/${enc(artifactId, 'artifactId')}/content`,
-      {
-        raw: true,
-        ...options,
-      },
-    );
-    if (response.body === null) throw notShaped('/v1/artifacts/:id/content', 'a body');
-    const length = response.headers.get('content-length');
-    const size = length !== null && /^\d+$/.test(length) ? Number(length) : null;
-    const artifact: ArtifactBody = {
-      size,
-      contentType: response.headers.get('content-type'),
-      body: response.body as AsyncIterable<Uint8Array>,
-    };
-    return artifact;
+  async openArtifact(
+    artifactId: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<ArtifactBody> {
+    return openArtifact(this.http, artifactId, options);
   }
 
   /**
@@ -335,18 +292,7 @@ export class WorkbenchClient {
    * partial file is removed).
    */
   async downloadArtifact(artifactId: string, options: DownloadOptions): Promise<DownloadResult> {
-    const artifact = await this.openArtifact(
-      artifactId,
-      options.signal ? { signal: options.signal } : {},
-    );
-    const result = await writeArtifact(artifact, options.to, options.onProgress, options.signal);
-    if (artifact.size !== null && result.bytes !== artifact.size) {
-      throw new ClientError(
-        'unavailable',
-        `unavailable: artifact ${artifactId} arrived with ${result.bytes} of ${artifact.size} bytes; download it again`,
-      );
-    }
-    return result;
+    return downloadArtifact(this.http, artifactId, options);
   }
 
   /**
@@ -361,30 +307,16 @@ export class WorkbenchClient {
     source: Uint8Array | AsyncIterable<Uint8Array>,
     options: FileCallOptions & { readonly mode?: string } = {},
   ): Promise<FsWritePayload> {
-    const query = fileQuery(path, options);
-    if (options.mode !== undefined) query.set('mode', options.mode);
-    const body = await this.http.json('PUT', `/v1/runs/${enc(runId, 'runId')}/files?${query}`, {
-      bytes: source,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    return field<FsWritePayload>(body, 'payload');
+    return uploadFile(this.http, runId, path, source, options);
   }
 
   /** Open a workspace file's bytes as a stream (`GET /v1/runs/:runId/files`); read `body` once. */
-  async openFile(runId: string, path: string, options: FileCallOptions = {}) {
-    const query = fileQuery(path, options);
-    const response = await this.http.send('GET', `/v1/runs/${enc(runId, 'runId')}/files?${query}`, {
-      raw: true,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (response.body === null) throw notShaped('/v1/runs/:runId/files', 'a body');
-    const length = response.headers.get('content-length');
-    const file: ArtifactBody = {
-      size: length !== null && /^\d+$/.test(length) ? Number(length) : null,
-      contentType: response.headers.get('content-type'),
-      body: response.body as AsyncIterable<Uint8Array>,
-    };
-    return file;
+  async openFile(
+    runId: string,
+    path: string,
+    options: FileCallOptions = {},
+  ): Promise<ArtifactBody> {
+    return openFile(this.http, runId, path, options);
   }
 
   /**
@@ -397,24 +329,7 @@ export class WorkbenchClient {
     path: string,
     options: DownloadOptions,
   ): Promise<DownloadResult> {
-    const file = await this.openFile(runId, path, options.signal ? { signal: options.signal } : {});
-    let result: DownloadResult;
-    try {
-      result = await writeArtifact(file, options.to, options.onProgress, options.signal);
-    } catch (err) {
-      if (isAbortError(err)) throw err;
-      throw new ClientError(
-        'unavailable',
-        `unavailable: "${path}" of run ${runId} did not arrive whole (${(err as Error).message}); read it again`,
-      );
-    }
-    if (file.size !== null && result.bytes !== file.size) {
-      throw new ClientError(
-        'unavailable',
-        `unavailable: "${path}" of run ${runId} arrived with ${result.bytes} of ${file.size} bytes; read it again`,
-      );
-    }
-    return result;
+    return downloadFile(this.http, runId, path, options);
   }
 
   /** The workbench replicas this agent node knows, and its dispatch mode. */
@@ -440,31 +355,7 @@ export class WorkbenchClient {
     options: { readonly taskId?: string } = {},
   ): WorkbenchHostFn {
     const taskId = options.taskId ?? 'tool-loop';
-    return async (action, args, call = {}) => {
-      const request = {
-        action,
-        args: args as DispatchRequest['args'],
-        runId,
-        agentId,
-        taskId,
-        ...(call.callId === undefined ? {} : { callId: call.callId }),
-        ...(call.environment === undefined ? {} : { environment: call.environment }),
-      };
-      try {
-        return await this.dispatch(request);
-      } catch (err) {
-        if (err instanceof ClientError && MODEL_FIXABLE_CODES.has(err.code)) {
-          const failure = {
-            ok: false,
-            errorCode: err.code,
-            message: err.message,
-            ...(err.payload === undefined ? {} : { payload: err.payload }),
-          } as DispatchFailure;
-          return failure;
-        }
-        throw err;
-      }
-    };
+    return toolFunction((request) => this.dispatch(request), runId, agentId, taskId);
   }
 
   /**

@@ -2,9 +2,10 @@
  * Admission of a parsed call: what every process boundary checks before a
  * `workbenchHost` call goes further, the agent before it routes and the workbench
  * node's mesh service before it runs a forwarded call. Two checks, in order: the
- * environment hint against what a workbench provides (`invalid_environment_hint`,
- * `environment_mismatch`), then the authority's right to the action
- * (`build_not_permitted`). One function, so both sides answer alike.
+ * environment hint against what a workbench provides (`environment_mismatch`), then
+ * the authority's right to the action (`build_not_permitted`). The hint is the typed
+ * one the envelope parse read (a malformed hint is `invalid_environment_hint` there),
+ * so it is evaluated here, not parsed again. One function, so both sides answer alike.
  *
  * @module
  */

@@ -86,7 +86,10 @@ export const commandLine = () =>
 
 /**
  * A command's extra environment. Names are restricted to portable identifiers so a name
- * cannot smuggle `=` or shell syntax; the node's own secrets are never passed.
+ * cannot smuggle `=` or shell syntax, and a value holds no NUL (the runners pass values
+ * NUL-separated, so one would end it there); the node's own secrets are never passed.
+ * This is where a command's environment is checked on its way in; the sandbox refuses
+ * what no environment can carry once more, at its own boundary.
  */
 export const commandEnv = () =>
   z
@@ -94,7 +97,12 @@ export const commandEnv = () =>
       z
         .string()
         .regex(ENV_NAME_PATTERN, { error: 'expected a name matching [A-Za-z_][A-Za-z0-9_]*' }),
-      z.string().max(MAX_ENV_VALUE_CHARS),
+      z
+        .string()
+        .max(MAX_ENV_VALUE_CHARS)
+        .refine((value) => !value.includes('\0'), {
+          error: 'the value contains a NUL byte, which no environment variable can hold',
+        }),
     )
     .refine((env) => Object.keys(env).length <= MAX_ENV_ENTRIES, {
       error: `at most ${MAX_ENV_ENTRIES} variables`,

@@ -13,10 +13,13 @@ import {
   ACTION_NAMES,
   ACTION_SCHEMAS,
   type ActionArgs,
+  type ActionArgsInput,
   type ActionName,
   isActionName,
   PAYLOAD_ARG_FIELDS,
+  type ToolActionName,
 } from './actions.js';
+import { type EnvironmentHint, parseEnvironmentHint } from './environment.js';
 import { type FieldProblem, fieldProblems, formatFieldProblems } from './field-problems.js';
 import { type DispatchFailure, errorResult } from './result.js';
 import { checkRunId } from './run-id.js';
@@ -40,10 +43,29 @@ export interface EnvelopeBase {
    */
   readonly callId?: string;
   /**
-   * The environment hint, unvalidated: `evaluateEnvironment` checks it, so that a
-   * malformed hint answers `invalid_environment_hint` rather than `invalid_arguments`.
-   * Absent when the caller gave no hint.
+   * The environment hint, parsed into its type by {@link parseEnvelope} (a malformed
+   * hint answers `invalid_environment_hint` there, not `invalid_arguments`). Each process
+   * boundary evaluates it against what its node provides (`admitEnvelope`) without
+   * parsing it again. Absent when the caller gave no hint.
    */
+  readonly environment?: EnvironmentHint;
+}
+
+/**
+ * A dispatch envelope as a caller writes it (the body of `POST /v1/dispatch`, what
+ * {@link parseEnvelope} reads): `args` in the action's input shape, defaults optional.
+ * The parse checks all of it; this type only helps callers write it.
+ */
+export interface DispatchRequest {
+  /** The action (system-only actions are refused by the server). */
+  readonly action: ToolActionName | (string & {});
+  /** The action's arguments. */
+  readonly args: ActionArgsInput<ToolActionName> | Record<string, unknown>;
+  readonly runId: string;
+  readonly agentId: string;
+  readonly taskId: string;
+  readonly callId?: string;
+  /** The environment hint, `{ os?, needs? }`. */
   readonly environment?: unknown;
 }
 
@@ -79,7 +101,9 @@ export interface InvalidArgumentsPayload {
 /** The outcome of {@link parseEnvelope}. */
 export type EnvelopeParseResult =
   | { readonly ok: true; readonly envelope: Envelope }
-  | (DispatchFailure & { readonly errorCode: 'invalid_arguments' | 'payload_too_large' });
+  | (DispatchFailure & {
+      readonly errorCode: 'invalid_arguments' | 'payload_too_large' | 'invalid_environment_hint';
+    });
 
 const boundedId = () => z.string().min(1).max(MAX_ID_CHARS);
 
@@ -127,8 +151,10 @@ function failure(
  * Every problem found is reported, each naming its field (`args.path: required
  * (expected string)`, `action: unknown action "fs_move"; expected one of ...`), with
  * code `invalid_arguments`. When the only problems are oversize payload fields
- * (`args.content`, `args.stdin`) the code is `payload_too_large` instead. The
- * environment hint is passed through unvalidated (see {@link EnvelopeBase.environment}).
+ * (`args.content`, `args.stdin`) the code is `payload_too_large` instead. A call that
+ * is otherwise well formed and carries a malformed environment hint is
+ * `invalid_environment_hint` (see {@link parseEnvironmentHint}): a typo in a hint must
+ * never read as a mismatch, nor be folded into the arguments' problems.
  */
 export function parseEnvelope(input: unknown): EnvelopeParseResult {
   if (!isPlainObject(input)) {
@@ -171,7 +197,13 @@ export function parseEnvelope(input: unknown): EnvelopeParseResult {
     );
   }
 
-  const { runId, agentId, taskId, callId, environment } = shell.data;
+  const { runId, agentId, taskId, callId } = shell.data;
+  const hint = parseEnvironmentHint(shell.data.environment);
+  if (hint.kind === 'invalid') {
+    const code = 'invalid_environment_hint';
+    return { ...errorResult(code, hint.message), errorCode: code };
+  }
+  const environment = hint.hint;
   const envelope = {
     action,
     args,

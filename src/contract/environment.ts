@@ -102,20 +102,32 @@ export const environmentHintSchema = z
 /** A well-formed environment hint. */
 export type EnvironmentHint = z.output<typeof environmentHintSchema>;
 
-/** The outcome of evaluating a hint on one node. */
+/**
+ * A malformed hint, as {@link parseEnvironmentHint} answers one: the message names the
+ * field (`invalid_environment_hint: environment.needs[0]: ...`).
+ */
+export interface InvalidEnvironmentHint {
+  readonly kind: 'invalid';
+  readonly message: string;
+}
+
+/** What {@link parseEnvironmentHint} reads: the typed hint, or why it is malformed. */
+export type EnvironmentHintParse =
+  /** Well formed; `hint` is undefined when the caller gave none. */
+  { readonly kind: 'hint'; readonly hint: EnvironmentHint | undefined } | InvalidEnvironmentHint;
+
+/** The outcome of evaluating a (well-formed) hint on one node. */
 export type EnvironmentEvaluation =
   /** No hint was given: the call proceeds, and nothing is assumed. */
   | { readonly kind: 'none' }
-  /** The hint is well formed and this node provides everything it asks for. */
+  /** This node provides everything the hint asks for. */
   | { readonly kind: 'ok' }
-  /** The hint is well formed and something is unmet; `unmetNeeds` is never empty. */
+  /** Something is unmet; `unmetNeeds` is never empty. */
   | {
       readonly kind: 'mismatch';
       readonly unmetNeeds: readonly [UnmetNeed, ...UnmetNeed[]];
       readonly message: string;
-    }
-  /** The hint is malformed; the message names the field. */
-  | { readonly kind: 'invalid'; readonly message: string };
+    };
 
 /**
  * Map a Node.js `process.platform` value to Go's spelling, so the node compares the
@@ -137,33 +149,41 @@ export function goosFromNodePlatform(platform: string): string {
 }
 
 /**
- * Evaluate a hint against what a node provides and the node's own OS.
+ * Read a call's hint into its type: what the envelope parse does with `environment`,
+ * once per process, so every later stage takes the typed hint.
  *
- * @param hint - the envelope's `environment`, unvalidated; `undefined` means no hint.
+ * @param input - the envelope's `environment` as received; `undefined` means no hint.
  *   `null` is not "no hint": JSON cannot send `undefined`, so an explicit null is a
  *   caller mistake and is `invalid`.
+ */
+export function parseEnvironmentHint(input: unknown): EnvironmentHintParse {
+  if (input === undefined) return { kind: 'hint', hint: undefined };
+  const parsed = environmentHintSchema.safeParse(input);
+  if (parsed.success) return { kind: 'hint', hint: parsed.data };
+  const problems = fieldProblems(parsed.error.issues, ['environment'], input);
+  return { kind: 'invalid', message: `invalid_environment_hint: ${formatFieldProblems(problems)}` };
+}
+
+/**
+ * Evaluate a parsed hint against what a node provides and the node's own OS. Each
+ * process boundary evaluates the hint again (defence in depth), on the typed hint its
+ * envelope parse produced.
+ *
+ * @param hint - the envelope's `environment`; `undefined` means no hint.
  * @param provides - the node's table, normally {@link WORKBENCH_PROVIDES}.
  * @param nodeOs - the evaluating node's OS in Go's spelling (see
  *   {@link goosFromNodePlatform}); passed in so this stays a function of data.
  */
 export function evaluateEnvironment(
-  hint: unknown,
+  hint: EnvironmentHint | undefined,
   provides: EnvironmentProvides,
   nodeOs: string,
 ): EnvironmentEvaluation {
   if (hint === undefined) return { kind: 'none' };
-  const parsed = environmentHintSchema.safeParse(hint);
-  if (!parsed.success) {
-    const problems = fieldProblems(parsed.error.issues, ['environment'], hint);
-    return {
-      kind: 'invalid',
-      message: `invalid_environment_hint: ${formatFieldProblems(problems)}`,
-    };
-  }
-  const declared = new Set(parsed.data.needs ?? []);
+  const declared = new Set(hint.needs ?? []);
   // Canonical order, duplicates collapsed, so equal hints give equal answers.
   const unmet: UnmetNeed[] = NEEDS.filter((need) => declared.has(need) && !provides[need]);
-  const hintOs = parsed.data.os;
+  const hintOs = hint.os;
   if (hintOs !== undefined && hintOs !== nodeOs) unmet.push('os');
   const [first, ...rest] = unmet;
   if (first === undefined) return { kind: 'ok' };
@@ -221,11 +241,13 @@ export function environmentMismatchFromPayload(
 }
 
 /**
- * The dispatch failure an evaluation calls for, or `null` when the call may proceed
- * (`none` or `ok`). Both node types use this, so the local and the forwarded path
- * answer alike.
+ * The dispatch failure an evaluation (or a malformed hint) calls for, or `null` when
+ * the call may proceed (`none` or `ok`). Both node types use this, so the local and
+ * the forwarded path answer alike.
  */
-export function environmentFailure(evaluation: EnvironmentEvaluation): DispatchFailure | null {
+export function environmentFailure(
+  evaluation: EnvironmentEvaluation | InvalidEnvironmentHint,
+): DispatchFailure | null {
   switch (evaluation.kind) {
     case 'none':
     case 'ok':

@@ -136,6 +136,7 @@ export {
 } from './egress-policy.js';
 export { type EndingAnswer, endingAnswer, outputText } from './ending-answer.js';
 export {
+  type DispatchRequest,
   type Envelope,
   type EnvelopeBase,
   type EnvelopeFor,
@@ -148,6 +149,7 @@ export {
 export {
   type EnvironmentEvaluation,
   type EnvironmentHint,
+  type EnvironmentHintParse,
   type EnvironmentMismatchPayload,
   type EnvironmentProvides,
   environmentFailure,
@@ -158,9 +160,11 @@ export {
   GOOS_VALUES,
   type GoOs,
   goosFromNodePlatform,
+  type InvalidEnvironmentHint,
   MAX_HINT_NEEDS,
   NEEDS,
   type Need,
+  parseEnvironmentHint,
   UNMET_NEED_VALUES,
   type UnmetNeed,
   WORKBENCH_OS,
@@ -178,6 +182,22 @@ export {
 } from './errors.js';
 export { EXEC_PROGRAMS_SUMMARY, EXEC_SUMMARY_PROGRAMS } from './exec-programs.js';
 export type { FieldProblem } from './field-problems.js';
+export type {
+  FsDeletePayload,
+  FsListEntry,
+  FsListPayload,
+  FsReadPayload,
+  FsUploadPartPayload,
+  FsWritePayload,
+  PromotePayload,
+  UploadProgress,
+} from './file-payloads.js';
+export type {
+  FleetBuildState,
+  FleetReplica,
+  FleetView,
+  ReplicaFleet,
+} from './fleet-view.js';
 export type { IpAddress, ParsedHost } from './ip-address.js';
 export {
   formatAddress,
@@ -208,6 +228,7 @@ export {
   type ProcessStartPayload,
   type ProcessState,
   type ProcessView,
+  type ProcessWritePayload,
   processListArgsSchema,
   processOutputArgsSchema,
   processResizeArgsSchema,
@@ -217,9 +238,32 @@ export {
   processWaitArgsSchema,
   processWriteArgsSchema,
 } from './process-actions.js';
+export type {
+  ArtifactRecord,
+  CancelAnswer,
+  CancelEffect,
+  CommandPage,
+  CommandRecord,
+  CommandSummaryRecord,
+  DeletedCounts,
+  EndRunAnswer,
+  ForkAnswer,
+  MeAnswer,
+  OwnTokenRecord,
+  ReleasedReason,
+  RunPage,
+  RunView,
+  TokenCreatedAnswer,
+  TokenRecord,
+  TokenRevokedAnswer,
+  WorkspacePage,
+  WorkspaceRecord,
+  WorkspaceStatus,
+} from './resource-views.js';
 export {
   type DispatchFailure,
   type DispatchResult,
+  type DispatchStreamLine,
   type DispatchSuccess,
   errorResult,
   INTERNAL_ERROR_MESSAGE,

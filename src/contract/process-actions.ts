@@ -186,6 +186,15 @@ export interface ProcessStartPayload extends ProcessView {
   replayed: boolean;
 }
 
+/** What `process_write` answers. */
+export interface ProcessWritePayload {
+  processId: string;
+  /** Bytes written to its standard input. */
+  written: number;
+  /** True when its standard input was closed after them. */
+  eof: boolean;
+}
+
 /** What `process_output` answers. */
 export interface ProcessOutputPayload {
   processId: string;

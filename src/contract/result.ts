@@ -9,6 +9,7 @@
 
 import { type ErrorCode, WorkbenchError } from './errors.js';
 import type { Scope } from './scope.js';
+import type { OutputStream } from './wire-shapes.js';
 
 /** A call that did what it was asked. */
 export interface DispatchSuccess<P = unknown> {
@@ -33,6 +34,19 @@ export interface DispatchFailure {
   /** Set when the call was sent to a worker host and failed there. */
   readonly routing?: WorkerRouting;
 }
+
+/**
+ * One line of a streaming dispatch answer (`application/x-ndjson`): an `output` line per
+ * chunk of a running command's output, its bytes in base64, then exactly one `result`.
+ */
+export type DispatchStreamLine =
+  | {
+      readonly type: 'output';
+      readonly stream: OutputStream;
+      /** The chunk's bytes, base64. */
+      readonly data: string;
+    }
+  | { readonly type: 'result'; readonly result: DispatchResult };
 
 /** Where a call that ran on a worker host ran, on its answer (`result.routing`). */
 export interface WorkerRouting {

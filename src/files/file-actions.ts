@@ -23,7 +23,16 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { type ActionArgs, MAX_FILE_WRITE_BYTES, WorkbenchError } from '../contract/index.js';
+import {
+  type ActionArgs,
+  type FsDeletePayload,
+  type FsListEntry,
+  type FsListPayload,
+  type FsReadPayload,
+  type FsWritePayload,
+  MAX_FILE_WRITE_BYTES,
+  WorkbenchError,
+} from '../contract/index.js';
 import { type FileType, fileTypeOf, notARegularFile } from './file-type.js';
 import { checkHostPath, type PathLimit, truncateForReport } from './path-limits.js';
 import { removeTree } from './remove-tree.js';
@@ -55,18 +64,7 @@ export interface FileContext {
  */
 const OPEN_FLAGS = constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-/** One entry of an `fs_list` answer. */
-export interface ListEntry {
-  /** Workspace-relative path. */
-  path: string;
-  type: 'file' | 'directory' | 'symlink' | 'other';
-  /** Bytes (for a symlink, the length of its target). */
-  size: number;
-  /** Modification time, milliseconds since the epoch. */
-  mtimeMs: number;
-}
-
-function typeOf(st: Stats): ListEntry['type'] {
+function typeOf(st: Stats): FsListEntry['type'] {
   if (st.isFile()) return 'file';
   if (st.isDirectory()) return 'directory';
   if (st.isSymbolicLink()) return 'symlink';
@@ -242,7 +240,10 @@ export async function placeFile(ctx: FileContext, path: string, source: string) 
 }
 
 /** `fs_write`: creates parent directories, then writes, appends or replaces the file. */
-export async function fsWrite(ctx: FileContext, args: ActionArgs<'fs_write'>) {
+export async function fsWrite(
+  ctx: FileContext,
+  args: ActionArgs<'fs_write'>,
+): Promise<FsWritePayload> {
   const bytes = Buffer.from(args.content, args.encoding === 'base64' ? 'base64' : 'utf8');
   const probe = await resolveWorkspacePath(ctx.root, args.path);
   const existing = probe.stat?.isFile() ? probe.stat.size : 0;
@@ -283,7 +284,10 @@ export async function openForRead(ctx: FileContext, path: string) {
 }
 
 /** `fs_read`: a file or a byte range of it, as text or base64. */
-export async function fsRead(ctx: FileContext, args: ActionArgs<'fs_read'>) {
+export async function fsRead(
+  ctx: FileContext,
+  args: ActionArgs<'fs_read'>,
+): Promise<FsReadPayload> {
   const { target, handle, size } = await openForRead(ctx, args.path);
   try {
     const available = Math.max(0, size - args.offset);
@@ -306,7 +310,7 @@ export async function fsRead(ctx: FileContext, args: ActionArgs<'fs_read'>) {
     return {
       path: target.rel,
       encoding,
-      ...(binary ? { binary: true } : {}),
+      ...(binary ? { binary: true as const } : {}),
       content: data.toString(encoding === 'base64' ? 'base64' : 'utf8'),
       offset: args.offset,
       bytesRead,
@@ -331,7 +335,10 @@ export interface RefusedListEntry {
  * than `PATH_MAX`) are not stat'ed or entered; they are named in `refused`, which is
  * present only when there are some, and count against the limit like entries.
  */
-export async function fsList(ctx: FileContext, args: ActionArgs<'fs_list'>) {
+export async function fsList(
+  ctx: FileContext,
+  args: ActionArgs<'fs_list'>,
+): Promise<FsListPayload> {
   const target = await resolveWorkspacePath(ctx.root, args.path, { allowRoot: true });
   if (target.stat === null && target.rel !== '') throw notFound(target.rel);
   const rootStat = target.stat ?? (await lstat(target.abs));
@@ -340,7 +347,7 @@ export async function fsList(ctx: FileContext, args: ActionArgs<'fs_list'>) {
       path: target.rel,
     });
   }
-  const entries: ListEntry[] = [];
+  const entries: FsListEntry[] = [];
   const refused: RefusedListEntry[] = [];
   let truncated = false;
   const queue: string[] = [target.rel];
@@ -369,7 +376,10 @@ export async function fsList(ctx: FileContext, args: ActionArgs<'fs_list'>) {
 }
 
 /** `fs_delete`: a file or link, or a directory (a non-empty one only when `recursive`). */
-export async function fsDelete(ctx: FileContext, args: ActionArgs<'fs_delete'>) {
+export async function fsDelete(
+  ctx: FileContext,
+  args: ActionArgs<'fs_delete'>,
+): Promise<FsDeletePayload> {
   const target = await resolveWorkspacePath(ctx.root, args.path, { followFinal: false });
   if (target.stat === null) throw notFound(target.rel);
   if (!target.stat.isDirectory()) {

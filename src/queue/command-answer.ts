@@ -1,9 +1,4 @@
-import {
-  type ExecPayload,
-  type ExpectedOutputResult,
-  endingAnswer,
-  parseExecRequest,
-} from '../contract/index.js';
+import { type ExecPayload, type ExpectedOutputResult, endingAnswer } from '../contract/index.js';
 import type { Command } from '../store/index.js';
 
 /** Why a command that did not succeed promoted nothing, in words. */
@@ -30,7 +25,7 @@ function howItEnded(command: Command): string {
 export function expectedOutputs(command: Command): ExpectedOutputResult[] | undefined {
   if (command.outputs) return command.outputs;
   if (command.status === 'queued' || command.status === 'running') return undefined;
-  const named = parseExecRequest(command.request)?.outputs;
+  const named = command.execRequest?.outputs;
   if (!named) return undefined;
   const message = `command_failed: not promoted: command ${command.id} ${howItEnded(command)}, and only a command that exits 0 promotes its outputs; fix it and run it again, or promote the file with promote_artifact`;
   return named.map((o) => ({ path: o.path, error: { code: 'command_failed', message } }));

@@ -34,7 +34,6 @@ import type { Db } from '../store/index.js';
 import {
   type Command,
   cancelCommand,
-  claimCommands,
   countLiveCommands,
   enqueueCommand,
   getCommand,
@@ -45,7 +44,7 @@ import { type CommandMetrics, createCommandMetrics, StateMachine } from '../tele
 import { isTerminal } from './command-outcome.js';
 import { CommandPoll } from './command-poll.js';
 import { type CommandTelemetry, createCommandTelemetry } from './command-telemetry.js';
-import { CommandWaiters, pendingOutcomeError } from './command-waiters.js';
+import { CommandWaiters } from './command-waiters.js';
 import { summarizeError } from './error-summary.js';
 import {
   type Clock,
@@ -56,11 +55,13 @@ import {
 } from './queue-options.js';
 import { QUEUE_LIFECYCLE, type QueueState } from './queue-state.js';
 import { type LivenessRule, livenessRule, recoveryPeriodMs } from './recovery-rule.js';
-import { ABORT_WAIT_MS, type Execution, runExecution } from './run-execution.js';
+import { ABORT_WAIT_MS } from './run-execution.js';
 import { recoverStaleRound } from './stale-recovery.js';
+import { waitForTerminal } from './terminal-wait.js';
 import { WakeUps } from './wake-ups.js';
 import { within } from './within.js';
 import { WorkerPresence } from './worker-presence.js';
+import { WorkerSlots } from './worker-slots.js';
 
 export type { Clock, CommandQueueOptions, EnqueueCall, WaitOptions };
 export { DEFAULT_LIVENESS_MS };
@@ -95,7 +96,7 @@ export class CommandQueue {
   private readonly clock: Clock;
   private readonly waiters = new CommandWaiters();
   private readonly poll: CommandPoll;
-  private readonly active = new Map<string, Execution>();
+  private readonly slots: WorkerSlots;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly stopLoops = new AbortController();
   private readonly stopPresence = new AbortController();
@@ -108,16 +109,6 @@ export class CommandQueue {
   private presenceLoop: Promise<unknown> = Promise.resolve();
   private stopped: Promise<void> | null = null;
   private readonly wakeUps = new WakeUps();
-  /**
-   * True when the last claim took all it asked for, so more may be queued: a slot that
-   * frees then wakes the worker. After a claim that came back short, a freed slot does
-   * not (an enqueue, a notice or the poll does), so no claim is spent on an empty queue.
-   */
-  private backlog = false;
-  /** Slots kept for claims whose statement runs now. */
-  private reserved = 0;
-  /** True once the worker loop runs: its presence is registered, so it may claim. */
-  private working = false;
 
   constructor(options: CommandQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
@@ -135,10 +126,23 @@ export class CommandQueue {
     this.poll = new CommandPoll({
       read: (ids) => getCommands(options.db, ids),
       periodMs: options.pollIntervalMs,
-      skip: (id) => this.active.has(id),
+      skip: (id) => this.slots.active.has(id),
     });
     this.livenessMs = options.livenessMs ?? DEFAULT_LIVENESS_MS;
     this.rule = livenessRule(this.livenessMs);
+    this.slots = new WorkerSlots({
+      db: options.db,
+      leaseOwner: this.leaseOwner,
+      options,
+      livenessMs: this.livenessMs,
+      rule: this.rule,
+      telemetry: this.telemetry,
+      waiters: this.waiters,
+      track: (p) => this.track(p),
+      halted: this.halt.signal,
+      lifecycle: () => this.lifecycle,
+      wake: () => this.wakeUps.wake(),
+    });
     this.presence = new WorkerPresence({
       db: options.db,
       leaseOwner: this.leaseOwner,
@@ -155,7 +159,7 @@ export class CommandQueue {
 
   /** Ids of the commands this node is running now. */
   runningHere(): string[] {
-    return [...this.active.keys()];
+    return [...this.slots.active.keys()];
   }
 
   /**
@@ -169,8 +173,7 @@ export class CommandQueue {
   ): Promise<{ command: Command; created: boolean }> {
     // A slot is kept for the command while the statement runs, so claims never
     // overcommit the worker.
-    const claim = options.claimHere === true && this.hasFreeSlot();
-    if (claim) this.reserved += 1;
+    const claim = options.claimHere === true && this.slots.reserveForEnqueue();
     let res: { command: Command; created: boolean };
     try {
       res = await enqueueCommand(
@@ -192,7 +195,7 @@ export class CommandQueue {
         },
       );
     } finally {
-      if (claim) this.reserved -= 1;
+      if (claim) this.slots.release();
     }
     if (res.created) {
       const claimed =
@@ -204,29 +207,11 @@ export class CommandQueue {
             })
           : this.telemetry.moved('workspace_command.queued', res.command),
       );
-      if (claimed) {
-        this.track(this.telemetry.moved('workspace_command.running', res.command));
-        this.launch(res.command);
-      } else {
-        // Queued: when no slot takes it now, a slot that frees looks for it.
-        this.backlog = true;
-        this.wakeUps.wake();
-      }
+      // Claimed, it runs in the slot kept for it; queued, a slot that frees looks for it.
+      if (claimed) this.slots.run(res.command);
+      else this.slots.queuedMore();
     }
     return res;
-  }
-
-  /**
-   * Whether this worker could start one more command now without passing over others:
-   * a slot is free, and its last look found nothing more waiting.
-   */
-  private hasFreeSlot(): boolean {
-    return (
-      this.lifecycle === 'running' &&
-      this.working &&
-      !this.backlog &&
-      this.active.size + this.reserved < this.options.concurrency
-    );
   }
 
   /** Reads a command by id: the way back to a result after a lost connection. */
@@ -242,53 +227,16 @@ export class CommandQueue {
    * stops first.
    */
   async waitForTerminal(commandId: string, options: WaitOptions = {}): Promise<Command> {
-    const { signal, row } = options;
-    signal?.throwIfAborted();
-    if (row && isTerminal(row)) return row;
+    options.signal?.throwIfAborted();
+    if (options.row && isTerminal(options.row)) return options.row;
     if (this.lifecycle === 'stopped') throw this.stoppedError();
-    const cleanups: (() => void)[] = [];
-    try {
-      return await new Promise<Command>((resolve, reject) => {
-        let settled = false;
-        const end = (fn: () => void) => {
-          if (settled) return;
-          settled = true;
-          fn();
-        };
-        const onRow = (found: Command | null) => {
-          if (found === null) {
-            end(() =>
-              reject(new WorkbenchError('not_found', `not_found: no command "${commandId}"`)),
-            );
-          } else if (isTerminal(found)) {
-            end(() => resolve(found));
-          }
-        };
-        cleanups.push(this.waiters.onTerminal(commandId, (c) => end(() => resolve(c))));
-        cleanups.push(this.waiters.onClose((err) => end(() => reject(err))));
-        cleanups.push(
-          this.waiters.onPending(commandId, (p) => end(() => reject(pendingOutcomeError(p)))),
-        );
-        if (options.onOutput) cleanups.push(this.waiters.onOutput(commandId, options.onOutput));
-        if (signal) {
-          const onAbort = () => end(() => reject(signal.reason));
-          signal.addEventListener('abort', onAbort, { once: true });
-          cleanups.push(() => signal.removeEventListener('abort', onAbort));
-        }
-        cleanups.push(this.poll.follow(commandId, onRow));
-        // Read the row now when it may have ended already: the caller has no row (it may
-        // have ended long ago), or this node ended it before the caller registered.
-        // Otherwise the in-process notice (this node runs it) or the poll answers.
-        const read = this.waiters.endedLately(commandId) || (!row && !this.active.has(commandId));
-        if (read) {
-          getCommand(this.db, commandId).then(onRow, () => {
-            // The database is unreachable for now; the poll tries again.
-          });
-        }
-      });
-    } finally {
-      for (const fn of cleanups) fn();
-    }
+    const deps = {
+      db: this.db,
+      waiters: this.waiters,
+      poll: this.poll,
+      runsHere: (id: string) => this.slots.active.has(id),
+    };
+    return waitForTerminal(deps, commandId, options);
   }
 
   /**
@@ -304,7 +252,7 @@ export class CommandQueue {
       this.waiters.settle(command);
     } else if (command && effect === 'flagged') {
       this.telemetry.note('workspace_command.cancelling', command);
-      this.active.get(commandId)?.abort('cancel');
+      this.slots.active.get(commandId)?.abort('cancel');
     }
     return command;
   }
@@ -343,7 +291,7 @@ export class CommandQueue {
 
   /** True when no command of `runId` runs on this queue now. */
   idleFor(runId: string): boolean {
-    for (const e of this.active.values()) if (e.command.runId === runId) return false;
+    for (const e of this.slots.active.values()) if (e.command.runId === runId) return false;
     return true;
   }
 
@@ -376,10 +324,7 @@ export class CommandQueue {
       },
       new Date(this.clock.now()),
     );
-    if (round.requeued.some((row) => row.status === 'queued')) {
-      this.backlog = true;
-      this.wakeUps.wake();
-    }
+    if (round.requeued.some((row) => row.status === 'queued')) this.slots.queuedMore();
     return [...round.lost, ...round.requeued];
   }
 
@@ -390,11 +335,11 @@ export class CommandQueue {
     this.wakeUps.wake();
     await this.loops;
     await this.wakeUps.close();
-    const running = [...this.active.values()].map((e) => e.done);
+    const running = [...this.slots.active.values()].map((e) => e.done);
     if (running.length > 0) {
       const all = Promise.all(running).then(() => true);
       if (!(await within(all, graceMs))) {
-        for (const e of this.active.values()) e.abort('shutdown');
+        for (const e of this.slots.active.values()) e.abort('shutdown');
         // Aborted commands record `node_stopping`; past this, recovery takes them.
         if (!(await within(all, ABORT_WAIT_MS + RECORD_GRACE_MS))) this.halt.abort();
       }
@@ -419,94 +364,12 @@ export class CommandQueue {
   }
 
   private async workLoop(): Promise<void> {
-    this.working = true;
+    this.slots.startWorking();
     while (this.lifecycle === 'running') {
       this.wakeUps.clear();
-      await this.fillSlots();
+      await this.slots.fill();
       if (this.lifecycle === 'running') await this.wakeUps.idle(this.options.pollIntervalMs);
     }
-  }
-
-  private get claimAffinity() {
-    return {
-      nodeId: this.options.nodeId,
-      livenessMs: this.livenessMs,
-      evidence: this.rule.evidence,
-    };
-  }
-
-  /**
-   * Claims until every slot is busy or nothing is queued: each claim takes up to as
-   * many commands as there are free slots, in one statement.
-   */
-  private async fillSlots(): Promise<void> {
-    while (
-      this.lifecycle === 'running' &&
-      this.active.size + this.reserved < this.options.concurrency
-    ) {
-      const free = this.options.concurrency - this.active.size - this.reserved;
-      let claimed: Command[];
-      this.reserved += free;
-      try {
-        claimed = await claimCommands(
-          this.db,
-          this.leaseOwner,
-          this.options.leaseMs,
-          free,
-          this.claimAffinity,
-        );
-      } catch (err) {
-        this.telemetry.error('claim', summarizeError(err));
-        this.backlog = true;
-        return;
-      } finally {
-        this.reserved -= free;
-      }
-      this.backlog = claimed.length === free;
-      // Claimed rows run even if a stop began meanwhile: the lease is ours now.
-      for (const command of claimed) {
-        this.track(this.telemetry.moved('workspace_command.running', command));
-        this.launch(command);
-      }
-      if (claimed.length < free) return;
-    }
-  }
-
-  private launch(command: Command): void {
-    const execution = runExecution(command, {
-      db: this.db,
-      leaseOwner: this.leaseOwner,
-      leaseMs: this.options.leaseMs,
-      heartbeatMs: Math.max(50, Math.min(this.options.leaseMs / 3, this.options.pollIntervalMs)),
-      timeoutGraceMs: this.options.timeoutGraceMs ?? 30_000,
-      outputLimitBytes: this.options.outputLimitBytes ?? 4 * 1024 * 1024,
-      execute: this.options.execute,
-      executorMarksBegin: this.options.executorMarksBegin === true,
-      telemetry: this.telemetry,
-      waiters: this.waiters,
-      track: (p) => this.track(p),
-      halted: this.halt.signal,
-      // With commands waiting, the finish claims the next for this slot.
-      claimNext: () => {
-        asked = this.lifecycle === 'running' && this.backlog;
-        return asked
-          ? { limit: 1, leaseMs: this.options.leaseMs, affinity: this.claimAffinity }
-          : undefined;
-      },
-    });
-    let asked = false;
-    this.active.set(command.id, execution);
-    void execution.done.finally(() => {
-      this.active.delete(command.id);
-      // The slot goes to what the finish claimed, in the same turn: never a free slot
-      // another claim could take meanwhile.
-      for (const next of execution.claimed) {
-        this.track(this.telemetry.moved('workspace_command.running', next));
-        this.launch(next);
-      }
-      if (asked && execution.claimed.length === 0) this.backlog = false;
-      if (this.backlog) this.wakeUps.wake();
-    });
   }
 
   private async recoveryLoop(): Promise<void> {

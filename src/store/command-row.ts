@@ -5,11 +5,13 @@
  * @module
  */
 
-import type {
-  CommandEgress,
-  CommandStatus,
-  ExpectedOutputResult,
-  FilesRefused,
+import {
+  type CommandEgress,
+  type CommandStatus,
+  type ExecRequest,
+  type ExpectedOutputResult,
+  type FilesRefused,
+  parseExecRequest,
 } from '../contract/index.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
 
@@ -21,7 +23,11 @@ export const TERMINAL_COMMAND_STATUSES = ['completed', 'failed', 'timed_out', 'c
 /** A terminal command status. */
 export type TerminalCommandStatus = (typeof TERMINAL_COMMAND_STATUSES)[number];
 
-/** A command row. `request` holds what the runner needs; it is never audited. */
+/**
+ * A command row. `request` holds what the runner needs, as it was written; it is never
+ * audited. It is read as an `exec` request once, here where the row is read
+ * (`execRequest`), and everything after takes that typed value.
+ */
 export interface Command {
   id: string;
   runId: string;
@@ -31,6 +37,12 @@ export interface Command {
   callId: string | null;
   status: CommandStatus;
   request: Record<string, unknown>;
+  /**
+   * `request` read back as an `exec` request (the queue row boundary); null when the
+   * row holds anything else, which only a row written by something other than `exec`
+   * can: such a command never runs.
+   */
+  execRequest: ExecRequest | null;
   timeoutMs: number;
   attempts: number;
   leaseOwner: string | null;
@@ -100,6 +112,7 @@ export function toCommand(r: Record<string, unknown>): Command {
     callId: textOrNull(r.call_id),
     status: r.status as CommandStatus,
     request: (r.request ?? {}) as Record<string, unknown>,
+    execRequest: parseExecRequest(r.request),
     timeoutMs: Number(r.timeout_ms),
     attempts: Number(r.attempts),
     leaseOwner: textOrNull(r.lease_owner),

@@ -1,27 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { ReleasedReason, WorkspaceStatus } from '../contract/index.js';
 import type { Queryable } from './db.js';
 import { date, dateOrNull, textOrNull } from './rows.js';
 
-/**
- * A workspace row's lifecycle: `provisioned` (live, one per run at most), then
- * `released` (with a reason) or `deleted` (the run's data was removed).
- */
-export type WorkspaceStatus = 'provisioned' | 'released' | 'deleted';
-
-/**
- * Why a workspace was released: the run ended (`run_<status>`), its replica was lost
- * to a takeover (`node_lost`), its replica drained and handed it off (`handed_off`),
- * or cleanup found it orphaned.
- */
-export type ReleasedReason =
-  | 'run_succeeded'
-  | 'run_failed'
-  | 'run_cancelled'
-  | 'run_abandoned'
-  | 'node_lost'
-  | 'handed_off'
-  | 'run_deleted'
-  | 'orphaned';
+export type { ReleasedReason, WorkspaceStatus };
 
 /** A workspace row. */
 export interface Workspace {

@@ -17,7 +17,7 @@
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
-import { isErrorCode, parseExecRequest, WorkbenchError } from '../contract/index.js';
+import { isErrorCode, WorkbenchError } from '../contract/index.js';
 import type { FileContext } from '../files/index.js';
 import type { ObjectStore } from '../objects/index.js';
 import type { ExecuteContext, ExecutionResult, FilesNotSaved } from '../queue/index.js';
@@ -109,16 +109,16 @@ async function keepFiles(
 }
 
 /**
- * Runs one claimed command in its workspace, as the workspace's holder. The row's
- * stored request is read back as an `exec` request here, the queue row boundary; a
- * row holding anything else could not run, and takes no workspace.
+ * Runs one claimed command in its workspace, as the workspace's holder. Its request
+ * is the one the row was read with (`execRequest`, parsed where the store reads the
+ * row); a row holding anything else could not run, and takes no workspace.
  */
 export async function executeCommand(
   deps: CommandExecutorDeps,
   command: Command,
   ctx: ExecuteContext,
 ): Promise<ExecutionResult> {
-  const request = parseExecRequest(command.request);
+  const request = command.execRequest;
   if (request === null) {
     throw new WorkbenchError(
       'internal',

@@ -136,15 +136,15 @@ t.test('reroute outcomes', async (t) => {
   const exec = { command: 'xdpyinfo' };
 
   await t.test('a misspelt need is invalid_environment_hint, never a reroute', async (t) => {
-    const { result } = await node.dispatcher.dispatch(
-      parsedEnvelope({
+    const result = await node.dispatcher.dispatchHost(
+      {
         action: 'exec',
         args: exec,
         runId: 'run-1',
         agentId: 'a',
         taskId: 't',
         environment: { needs: ['macos-tooling'] },
-      }),
+      },
       alice,
     );
     t.equal(result.ok === false && result.errorCode, 'invalid_environment_hint');

@@ -224,22 +224,33 @@ t.test('the envelope type narrows args by action', async (t) => {
   }
 });
 
-t.test('callId and the environment hint pass through unvalidated', async (t) => {
+t.test('callId passes through; the environment hint is parsed into its type', async (t) => {
   const withBoth = mustParse({
     ...BASE,
     action: 'fs_list',
     args: {},
     callId: 'call-9',
-    environment: { needs: ['macos-tooling'] },
+    environment: { os: 'darwin', needs: ['macos_tooling', 'gpu'] },
   });
   t.equal(withBoth.callId, 'call-9');
-  // A malformed hint is not an envelope error: the hint module answers it.
-  t.strictSame(withBoth.environment, { needs: ['macos-tooling'] });
-  const withNull = mustParse({ ...BASE, action: 'fs_list', args: {}, environment: null });
-  t.ok('environment' in withNull);
-  t.equal(withNull.environment, null);
-  const withString = mustParse({ ...BASE, action: 'fs_list', args: {}, environment: 'linux' });
-  t.equal(withString.environment, 'linux');
+  t.strictSame(withBoth.environment, { os: 'darwin', needs: ['macos_tooling', 'gpu'] });
+  // A malformed hint is its own code, never folded into invalid_arguments, and never a
+  // mismatch: a typo must not read as "the workbench cannot do this".
+  for (const [label, environment, field] of [
+    ['a typo', { needs: ['macos-tooling'] }, 'environment.needs[0]'],
+    ['null', null, 'environment'],
+    ['a string', 'linux', 'environment'],
+  ] as const) {
+    const refused = parseEnvelope({ ...BASE, action: 'fs_list', args: {}, environment });
+    t.equal(refused.ok ? null : refused.errorCode, 'invalid_environment_hint', label);
+    t.ok(
+      !refused.ok && refused.message.startsWith(`invalid_environment_hint: ${field}: `),
+      `${label} names ${field}`,
+    );
+  }
+  // A call with wrong arguments is fixed first: its hint is not looked at.
+  const both = parseEnvelope({ ...BASE, action: 'fs_read', args: {}, environment: null });
+  t.equal(both.ok ? null : both.errorCode, 'invalid_arguments');
 });
 
 t.test('an unknown action is named, with the accepted ones', async (t) => {

@@ -8,9 +8,19 @@ import {
   goosFromNodePlatform,
   NEEDS,
   type Need,
+  parseEnvironmentHint,
   WORKBENCH_PROVIDES,
   WorkbenchError,
 } from '../../src/contract/index.js';
+
+/**
+ * A hint as a process boundary meets it: parsed into its type (by the envelope parse),
+ * then evaluated on this node.
+ */
+function evaluateRaw(hint: unknown, provides: EnvironmentProvides, nodeOs: string) {
+  const parsed = parseEnvironmentHint(hint);
+  return parsed.kind === 'invalid' ? parsed : evaluateEnvironment(parsed.hint, provides, nodeOs);
+}
 
 type Expect =
   | { kind: 'none' }
@@ -76,7 +86,7 @@ const TABLE: [label: string, hint: unknown, expect: Expect][] = [
 
 t.test('the hint table, evaluated on linux with the workbench table', async (t) => {
   for (const [label, hint, expect] of TABLE) {
-    const got = evaluateEnvironment(hint, WORKBENCH_PROVIDES, 'linux');
+    const got = evaluateRaw(hint, WORKBENCH_PROVIDES, 'linux');
     t.equal(got.kind, expect.kind, `${label}: kind`);
     if (expect.kind === 'mismatch' && got.kind === 'mismatch') {
       t.strictSame([...got.unmetNeeds], expect.unmetNeeds, `${label}: unmetNeeds`);
@@ -92,17 +102,17 @@ t.test('the hint table, evaluated on linux with the workbench table', async (t) 
 });
 
 t.test('the typo names the bad value', async (t) => {
-  const got = evaluateEnvironment({ needs: ['macos-tooling'] }, WORKBENCH_PROVIDES, 'linux');
+  const got = evaluateRaw({ needs: ['macos-tooling'] }, WORKBENCH_PROVIDES, 'linux');
   t.equal(got.kind, 'invalid');
   if (got.kind === 'invalid') t.match(got.message, /"macos-tooling"/);
 });
 
 t.test('the os is compared with the node the hint is evaluated on', async (t) => {
-  t.equal(evaluateEnvironment({ os: 'darwin' }, WORKBENCH_PROVIDES, 'darwin').kind, 'ok');
-  t.equal(evaluateEnvironment({ os: 'linux' }, WORKBENCH_PROVIDES, 'darwin').kind, 'mismatch');
+  t.equal(evaluateRaw({ os: 'darwin' }, WORKBENCH_PROVIDES, 'darwin').kind, 'ok');
+  t.equal(evaluateRaw({ os: 'linux' }, WORKBENCH_PROVIDES, 'darwin').kind, 'mismatch');
   // A platform Go has no name for never matches a (valid) os hint.
-  t.equal(evaluateEnvironment({ os: 'linux' }, WORKBENCH_PROVIDES, 'haiku').kind, 'mismatch');
-  t.equal(evaluateEnvironment({ needs: [] }, WORKBENCH_PROVIDES, 'haiku').kind, 'ok');
+  t.equal(evaluateRaw({ os: 'linux' }, WORKBENCH_PROVIDES, 'haiku').kind, 'mismatch');
+  t.equal(evaluateRaw({ needs: [] }, WORKBENCH_PROVIDES, 'haiku').kind, 'ok');
 });
 
 t.test('the provides table is the mechanism', async (t) => {
@@ -113,16 +123,12 @@ t.test('the provides table is the mechanism', async (t) => {
   t.ok(Object.isFrozen(WORKBENCH_PROVIDES));
   for (const need of NEEDS) {
     const provides: EnvironmentProvides = { ...WORKBENCH_PROVIDES, [need]: true };
-    t.equal(
-      evaluateEnvironment({ needs: [need] }, provides, 'linux').kind,
-      'ok',
-      `${need} provided`,
-    );
+    t.equal(evaluateRaw({ needs: [need] }, provides, 'linux').kind, 'ok', `${need} provided`);
     const others = NEEDS.filter((n) => n !== need);
-    const got = evaluateEnvironment({ needs: [...NEEDS] }, provides, 'linux');
+    const got = evaluateRaw({ needs: [...NEEDS] }, provides, 'linux');
     t.equal(got.kind, 'mismatch');
     if (got.kind === 'mismatch') t.strictSame([...got.unmetNeeds], others, `only ${need} is met`);
-    const withOs = evaluateEnvironment({ os: 'darwin', needs: [need] }, provides, 'linux');
+    const withOs = evaluateRaw({ os: 'darwin', needs: [need] }, provides, 'linux');
     if (withOs.kind === 'mismatch') t.strictSame([...withOs.unmetNeeds], ['os']);
     else t.fail('os still mismatches');
   }
@@ -139,7 +145,7 @@ t.test('unmetNeeds is never empty on a mismatch, for every combination', async (
           NEEDS.map((n, i) => [n, Boolean(providedBits & (1 << i))]),
         ) as Record<Need, boolean>;
         const hint = os === undefined ? { needs } : { os, needs };
-        const got = evaluateEnvironment(hint, provides, 'linux');
+        const got = evaluateRaw(hint, provides, 'linux');
         const expected = [...needs.filter((n) => !provides[n]), ...(os === 'darwin' ? ['os'] : [])];
         if (expected.length === 0) {
           if (got.kind !== 'ok') t.fail(`expected ok for ${JSON.stringify({ hint, provides })}`);
@@ -161,7 +167,7 @@ t.test('results: mismatch carries a readable payload, invalid does not', async (
   t.equal(environmentFailure({ kind: 'ok' }), null);
 
   const mismatch = environmentFailure(
-    evaluateEnvironment({ os: 'darwin', needs: ['macos_tooling'] }, WORKBENCH_PROVIDES, 'linux'),
+    evaluateRaw({ os: 'darwin', needs: ['macos_tooling'] }, WORKBENCH_PROVIDES, 'linux'),
   );
   t.equal(mismatch?.errorCode, 'environment_mismatch');
   // Read as a consumer on the far side of the wire would.
@@ -171,7 +177,7 @@ t.test('results: mismatch carries a readable payload, invalid does not', async (
   });
 
   const invalid = environmentFailure(
-    evaluateEnvironment({ needs: ['macos-tooling'] }, WORKBENCH_PROVIDES, 'linux'),
+    evaluateRaw({ needs: ['macos-tooling'] }, WORKBENCH_PROVIDES, 'linux'),
   );
   t.equal(invalid?.errorCode, 'invalid_environment_hint');
   t.notOk(invalid && 'payload' in invalid);
@@ -222,7 +228,7 @@ t.test('Node platform names map to Go names', async (t) => {
   ];
   for (const [node, go] of table) t.equal(goosFromNodePlatform(node), go, node);
   t.equal(
-    evaluateEnvironment({ os: 'windows' }, WORKBENCH_PROVIDES, goosFromNodePlatform('win32')).kind,
+    evaluateRaw({ os: 'windows' }, WORKBENCH_PROVIDES, goosFromNodePlatform('win32')).kind,
     'ok',
   );
 });

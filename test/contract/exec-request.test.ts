@@ -71,3 +71,19 @@ t.test('expected outputs ride in the request, their names filled in', async (t) 
     t.equal(bad.ok, false, JSON.stringify(outputs).slice(0, 60));
   }
 });
+
+t.test('an environment value with a NUL is refused where the call is parsed', async (t) => {
+  for (const action of ['exec', 'process_start']) {
+    const refused = parseEnvelope({
+      runId: 'run-1',
+      agentId: 'a',
+      taskId: 't',
+      action,
+      args: { command: 'ls', env: { OK: 'fine', BAD: 'a\0b' } },
+    });
+    t.equal(refused.ok ? null : refused.errorCode, 'invalid_arguments', action);
+    t.match(refused.ok ? '' : refused.message, /args\.env\.BAD: the value contains a NUL byte/);
+  }
+  // A row that holds one is no exec request either.
+  t.equal(parseExecRequest({ command: 'ls', env: { A: 'x\0y' } }), null);
+});

@@ -400,7 +400,7 @@ t.test('human formatting', async (t) => {
   t.equal(formatCommands('r1', { commands: [], nextBefore: null }), 'no commands\n');
   const run = {
     id: 'run-2',
-    status: 'running',
+    status: 'running' as const,
     ownerUserId: 'u',
     conversationId: null,
     createdAt: '2030-01-01T00:00:02.000Z',

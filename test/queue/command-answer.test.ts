@@ -26,6 +26,13 @@ t.test('output is text when it is UTF-8, else base64', async (t) => {
 });
 
 t.test('expected outputs: as recorded, else command_failed once the command ended', async (t) => {
+  const named = {
+    command: 'x',
+    outputs: [
+      { path: 'a.txt', name: 'a.txt' },
+      { path: 'b', name: 'b' },
+    ],
+  };
   const base: Command = {
     id: 'c1',
     runId: 'r',
@@ -34,13 +41,8 @@ t.test('expected outputs: as recorded, else command_failed once the command ende
     conversationId: null,
     callId: null,
     status: 'completed',
-    request: {
-      command: 'x',
-      outputs: [
-        { path: 'a.txt', name: 'a.txt' },
-        { path: 'b', name: 'b' },
-      ],
-    },
+    request: named,
+    execRequest: named,
     timeoutMs: 1000,
     attempts: 1,
     leaseOwner: null,
@@ -61,6 +63,7 @@ t.test('expected outputs: as recorded, else command_failed once the command ende
     startedAt: new Date(),
     finishedAt: new Date(),
   };
+  const noneNamed = { request: { command: 'x' }, execRequest: { command: 'x' } };
   t.match(expectedOutputs(base), [
     { path: 'a.txt', error: { code: 'command_failed', message: /exited with code 2/ } },
     { path: 'b', error: { code: 'command_failed' } },
@@ -78,9 +81,9 @@ t.test('expected outputs: as recorded, else command_failed once the command ende
     {},
   ]);
   t.equal(expectedOutputs({ ...base, status: 'running' }), undefined, 'not before it ends');
-  t.equal(expectedOutputs({ ...base, request: { command: 'x' } }), undefined, 'none named');
+  t.equal(expectedOutputs({ ...base, ...noneNamed }), undefined, 'none named');
   const recorded = [{ path: 'a.txt', error: { code: 'path_not_found', message: 'm' } }];
   t.same(expectedOutputs({ ...base, exitCode: 0, outputs: recorded }), recorded, 'as recorded');
   t.same(commandAnswer({ ...base, exitCode: 0, outputs: recorded }).outputs, recorded);
-  t.notOk('outputs' in commandAnswer({ ...base, request: { command: 'x' } }));
+  t.notOk('outputs' in commandAnswer({ ...base, ...noneNamed }));
 });

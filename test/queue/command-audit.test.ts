@@ -19,6 +19,7 @@ function command(over: Partial<Command> = {}): Command {
     callId: `call-${canary}`,
     status: 'completed',
     request: { command: `echo ${canary}`, env: { K: canary }, stdin: canary },
+    execRequest: { command: `echo ${canary}`, env: { K: canary }, stdin: canary },
     timeoutMs: 5000,
     attempts: 1,
     leaseOwner: null,

@@ -14,6 +14,7 @@ const base: Command = {
   callId: null,
   status: 'timed_out',
   request: { command: 'sleep 100' },
+  execRequest: { command: 'sleep 100' },
   timeoutMs: 100,
   attempts: 1,
   leaseOwner: null,

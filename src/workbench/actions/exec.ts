@@ -1,10 +1,5 @@
 import type { ActionArgs, ExecPayload, ExecRequest } from '../../contract/index.js';
-import {
-  execRequestOf,
-  isErrorCode,
-  parseExecRequest,
-  WorkbenchError,
-} from '../../contract/index.js';
+import { execRequestOf, isErrorCode, WorkbenchError } from '../../contract/index.js';
 import { checkWorkspaceFilePath, splitWorkspacePath } from '../../files/index.js';
 import { commandAnswer, FILES_NOT_SAVED } from '../../queue/index.js';
 import { type RunLimits, type RunnerSelection, requireRunner } from '../../sandbox/index.js';
@@ -46,15 +41,9 @@ export function prepareExec(
       denialPayload(verdict, deps.checker),
     );
   }
-  for (const [name, value] of Object.entries(args.env ?? {})) {
-    // bwrap reads its options NUL-separated: a NUL would end the value there.
-    if (value.includes('\0')) {
-      throw new WorkbenchError(
-        'invalid_arguments',
-        `invalid_arguments: args.env.${name}: the value contains a NUL byte, which no environment variable can hold`,
-        { field: `args.env.${name}` },
-      );
-    }
+  // The names and values were checked where the call was parsed; which variables may
+  // be set at all is this node's rule.
+  for (const name of Object.keys(args.env ?? {})) {
     if (isSensitiveVariable(name)) {
       throw new WorkbenchError(
         'invalid_arguments',
@@ -117,7 +106,7 @@ export function execPayload(command: Command): ExecPayload {
           { ...base, retry: 'new_call_id', ...commandAnswer(command) },
         );
       default: {
-        const cwd = parseExecRequest(command.request)?.cwd;
+        const cwd = command.execRequest?.cwd;
         if (cwd !== undefined && (code === 'path_not_found' || code === 'invalid_path')) {
           // The directory to run in is checked once the workspace is current, so the
           // refusal comes back through the row: say which cwd, and what to do.

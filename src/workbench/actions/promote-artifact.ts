@@ -15,7 +15,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { extname } from 'node:path';
 import { Transform } from 'node:stream';
-import { type ActionArgs, type PromotedArtifact, WorkbenchError } from '../../contract/index.js';
+import {
+  type ActionArgs,
+  type PromotedArtifact,
+  type PromotePayload,
+  WorkbenchError,
+} from '../../contract/index.js';
 import { type FileContext, openForRead } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import { type Db, type NewArtifact, type Run, recordArtifacts } from '../../store/index.js';
@@ -23,8 +28,7 @@ import { type Db, type NewArtifact, type Run, recordArtifacts } from '../../stor
 /** Largest file that can be promoted, bytes. */
 export const MAX_ARTIFACT_BYTES = 1024 * 1024 * 1024;
 
-/** What a promotion answers. */
-export type PromotePayload = PromotedArtifact;
+export type { PromotePayload };
 
 /** A promotion whose bytes are stored and whose row is not yet recorded. */
 export interface StoredArtifact {

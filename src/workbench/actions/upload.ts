@@ -17,7 +17,13 @@
 import { constants } from 'node:fs';
 import { chmod, chown, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ActionArgs, MAX_UPLOAD_BYTES, WorkbenchError } from '../../contract/index.js';
+import {
+  type ActionArgs,
+  type FsUploadPartPayload,
+  type FsWritePayload,
+  MAX_UPLOAD_BYTES,
+  WorkbenchError,
+} from '../../contract/index.js';
 import { type FileContext, placeFile } from '../../files/index.js';
 import { removeUploadStage } from './upload-stages.js';
 
@@ -58,7 +64,11 @@ export async function dropFailedStage(
 }
 
 /** `abort: true`: the upload's stage goes, nothing is written, the next part starts at 0. */
-export async function abortUpload(stageDir: string, path: string, upload: UploadPart) {
+export async function abortUpload(
+  stageDir: string,
+  path: string,
+  upload: UploadPart,
+): Promise<FsUploadPartPayload> {
   if (upload.complete) {
     throw new WorkbenchError(
       'invalid_arguments',
@@ -105,7 +115,7 @@ export async function writeUploadPart(
   ctx: FileContext,
   stageDir: string,
   args: ActionArgs<'fs_write'> & { upload: UploadPart },
-) {
+): Promise<FsWritePayload | FsUploadPartPayload> {
   const { upload } = args;
   if (args.append) {
     throw new WorkbenchError(

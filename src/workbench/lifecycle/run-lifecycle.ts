@@ -1,5 +1,10 @@
 import { join } from 'node:path';
-import { checkRunId, isTerminalRunStatus, WorkbenchError } from '../../contract/index.js';
+import {
+  checkRunId,
+  type DeletedCounts,
+  isTerminalRunStatus,
+  WorkbenchError,
+} from '../../contract/index.js';
 import { removeTree } from '../../files/index.js';
 import type { ObjectStore } from '../../objects/index.js';
 import {
@@ -121,14 +126,6 @@ export async function endRun(
   return result;
 }
 
-/** Counts of what {@link deleteRunData} removed. */
-export interface DeletedRunData {
-  objects: number;
-  commands: number;
-  workspaces: number;
-  artifacts: number;
-}
-
 /**
  * Deletes everything a run left: workspace object bytes, the file manifest and its
  * history, command rows, and promoted artifacts (records and bytes: deleting a run
@@ -144,7 +141,7 @@ export interface DeletedRunData {
 export async function deleteRunData(
   deps: { db: Db; objects: ObjectStore; log: Logger; workbenchRoot?: string },
   runId: string,
-): Promise<DeletedRunData> {
+): Promise<DeletedCounts> {
   await markRunDeleted(deps.db, runId);
   const artifacts = await markRunArtifactsDeleted(deps.db, runId);
   if (artifacts.length > 0) await deps.objects.deleteMany(artifacts.map((a) => a.objectKey));

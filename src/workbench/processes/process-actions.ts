@@ -15,6 +15,7 @@ import {
   type ProcessOutputPayload,
   type ProcessStartPayload,
   type ProcessView,
+  type ProcessWritePayload,
   WorkbenchError,
 } from '../../contract/index.js';
 import type { SessionProcess } from '../../sandbox/index.js';
@@ -164,10 +165,7 @@ export class ProcessActions {
   }
 
   /** Writes to a running process's standard input. */
-  async write(
-    runId: string,
-    args: ActionArgs<'process_write'>,
-  ): Promise<{ processId: string; written: number; eof: boolean }> {
+  async write(runId: string, args: ActionArgs<'process_write'>): Promise<ProcessWritePayload> {
     const { handle } = await this.#control(runId, args.processId);
     const bytes = Buffer.from(args.stdin ?? '', 'utf8');
     if (bytes.length > 0) handle.write(bytes);
