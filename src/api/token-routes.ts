@@ -21,7 +21,8 @@ import {
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { requirePerson } from './auth.js';
-import { ApiError, sendJson } from './http-io.js';
+import { ApiError } from './http-errors.js';
+import { sendJson } from './http-io.js';
 
 function ownTokenView(t: ApiTokenRecord) {
   return {
@@ -56,7 +57,7 @@ export async function revokeOwnTokenRoute(ctx: RouteContext): Promise<void> {
     }
     return revoked;
   });
-  if (done === null) throw new ApiError(404, 'not_found', `not_found: you have no token "${id}"`);
+  if (done === null) throw new ApiError('not_found', `not_found: you have no token "${id}"`);
   ctx.log.info({ tokenId: id }, 'API token revoked by its user');
   sendJson(ctx.res, 200, { token: ownTokenView(done.token), revoked: done.changed });
 }
