@@ -16,9 +16,8 @@ import {
   packageVersion,
   protoDir,
 } from '../../src/mesh/proto.js';
-import { responseFrame } from '../../src/mesh/server-session.js';
 import { authorityFromWire, authorityToWire } from '../../src/mesh/wire-authority.js';
-import { answerFromResult, resultFromResponse } from '../../src/mesh/workbench-service.js';
+import { answerFromResult, responseFrame, resultFromResponse } from '../../src/mesh/wire-errors.js';
 
 const method = loadMeshProtos().nodeService.Stream!;
 const roundTrip = (f: Frame) =>
