@@ -1,4 +1,6 @@
+import pino from 'pino';
 import t from 'tap';
+import { localFleet, startApiServer } from '../../src/api/index.js';
 import { ClientError, WorkbenchClient } from '../../src/client/index.js';
 import { resultFromError } from '../../src/contract/index.js';
 import { translateFsError } from '../../src/objects/fs-errors.js';
@@ -8,10 +10,11 @@ import {
   S3ObjectStore,
 } from '../../src/objects/index.js';
 import { translateS3Error } from '../../src/objects/s3-errors.js';
-import { translateDbError } from '../../src/store/index.js';
+import { createApiToken, openDb, translateDbError } from '../../src/store/index.js';
+import { createTestDatabase } from '../support/postgres.js';
 import { startS3Server } from '../support/s3-server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
-import { type Json, startApiHarness } from './api-support.js';
+import { envelope, type Json, startApiHarness } from './api-support.js';
 
 /**
  * One outage, one code: with the object store down, every route that needs it answers
@@ -120,4 +123,81 @@ t.test('with the object store down, each route answers unavailable', async (t) =
     name: 'after.txt',
   });
   t.equal(after.ok, true, after.message ?? 'the same call succeeds once the store is back');
+});
+
+t.test('a database outage the dispatcher meets is unavailable on every route', async (t) => {
+  // The API reads its own rows (tokens, runs) directly; what the dispatcher reads goes
+  // through a proxy the test cuts, so the outage meets the call past the API's checks.
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const db = await openDb({ kind: 'postgres', url: database.url });
+  t.teardown(() => db.close());
+  const direct = new URL(database.url);
+  const dbProxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+  t.teardown(() => dbProxy.close());
+  const proxied = new URL(database.url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(dbProxy.port);
+  const far = await openDb({ kind: 'postgres', url: proxied.toString() });
+  t.teardown(() => far.close());
+  await far.query('select 1');
+  dbProxy.cut();
+  const server = await startApiServer(
+    {
+      db,
+      objects,
+      dispatcher: {
+        dispatch: async () => {
+          await far.query('select 1');
+          throw new Error('the cut database answered');
+        },
+      },
+      fleet: localFleet({
+        nodeId: 'node-outage',
+        capacity: 1,
+        since: new Date(),
+        healthy: () => true,
+        running: () => 0,
+        queued: async () => 0,
+        toolchain: () => null,
+      }),
+      log: pino({ level: 'silent' }),
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  t.teardown(() => server.close());
+  const token = (await createApiToken(db, 'uma')).token;
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
+  const runId = ((await (await call('/v1/runs', { method: 'POST', body: '{}' })).json()) as Json)
+    .run.id as string;
+  const down = { ok: false, errorCode: 'unavailable', payload: { reason: 'database' } };
+
+  const dispatched = await call('/v1/dispatch', {
+    method: 'POST',
+    body: JSON.stringify(envelope(runId, 'fs_list', {})),
+  });
+  t.equal(dispatched.status, 200, 'a dispatch answers its result');
+  t.match((await dispatched.json()) as Json, down, 'POST /v1/dispatch');
+
+  const streamed = await call('/v1/dispatch/stream', {
+    method: 'POST',
+    body: JSON.stringify(envelope(runId, 'fs_list', {})),
+  });
+  const lines = (await streamed.text()).trim().split('\n');
+  t.match(JSON.parse(lines.at(-1)!), { type: 'result', result: down }, 'the stream form');
+
+  const read = await call(`/v1/runs/${runId}/files?path=a.txt`);
+  t.equal(read.status, 503, 'the file download is a 503');
+  t.match((await read.json()) as Json, down, 'GET files');
+
+  const started = await call(`/v1/runs/${runId}/processes`, {
+    method: 'POST',
+    body: JSON.stringify({ command: 'sleep 1' }),
+  });
+  t.equal(started.status, 503, 'a process start is a 503');
+  t.match((await started.json()) as Json, down, 'POST processes');
 });
