@@ -19,10 +19,10 @@ import type { Duplex } from 'node:stream';
 import { type Authority, USER_SUBJECT_PREFIX, WorkbenchError } from '../contract/index.js';
 import {
   authorityToWire,
+  errorFromResponse,
   type PeerRegistry,
   PeerUnavailableError,
   type PortTarget,
-  resultFromResponse,
   WORKBENCH_PORT_METHOD,
 } from '../mesh/index.js';
 
@@ -96,10 +96,6 @@ export function portOpener(options: PortOpenerOptions): PortOpener | null {
       );
     }
     if (opening.open) return opening.end;
-    const refused = resultFromResponse(opening.response);
-    if (refused.ok) {
-      throw new WorkbenchError('internal', 'internal: the replica answered without a connection');
-    }
-    throw new WorkbenchError(refused.errorCode, refused.message, refused.payload);
+    throw errorFromResponse(opening.response);
   };
 }

@@ -42,14 +42,8 @@ import type { ApiDeps } from './api-deps.js';
 import { auditPage, auditQuery } from './audit-routes.js';
 import { bearerToken } from './auth.js';
 import { BUILD_ROUTE, serveBuild } from './build-route.js';
-import {
-  ApiError,
-  BODY_LIMIT_BYTES,
-  invalidField,
-  readJsonObject,
-  rejectUnknownFields,
-  sendJson,
-} from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';
 
 /** User ids a token may be made for: printable ASCII without spaces. */
 const USER_ID = /^[\x21-\x7e]{1,200}$/;
@@ -80,7 +74,6 @@ export async function authenticateOperator(
   const token = bearerToken(req.headers.authorization);
   if (token === null) {
     throw new ApiError(
-      401,
       'unauthenticated',
       'unauthenticated: send "Authorization: Bearer <operator credential>" (create-operator-token of the agent binary; npm start keeps one in <data dir>/operator-token)',
     );
@@ -88,13 +81,9 @@ export async function authenticateOperator(
   const operator = await resolveOperatorCredential(q, token);
   if (operator !== null) return operator;
   if ((await resolveApiToken(q, token)) !== null) {
-    throw new ApiError(403, userTokenRefusal.code, userTokenRefusal.message);
+    throw new ApiError(userTokenRefusal.code, userTokenRefusal.message);
   }
-  throw new ApiError(
-    401,
-    'unauthenticated',
-    'unauthenticated: the credential is unknown or revoked',
-  );
+  throw new ApiError('unauthenticated', 'unauthenticated: the credential is unknown or revoked');
 }
 
 function tokenView(t: ApiTokenRecord): TokenRecord {
@@ -180,7 +169,7 @@ export async function serveAdmin(
       }
       return done;
     });
-    if (done === null) throw new ApiError(404, 'not_found', `not_found: no token "${id}"`);
+    if (done === null) throw new ApiError('not_found', `not_found: no token "${id}"`);
     log.info({ tokenId: id, operatorId: operator }, 'API token revoked');
     const answer: TokenRevokedAnswer = { token: tokenView(done.token), revoked: done.changed };
     sendJson(res, 200, answer);
@@ -199,5 +188,5 @@ export async function serveAdmin(
     sendJson(res, 200, await deps.fleet());
     return;
   }
-  throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+  throw new ApiError('not_found', `not_found: no route ${method} ${path}`);
 }

@@ -68,13 +68,13 @@ import {
 import { CONSOLE_CSP, CONSOLE_HTML } from './console-page.js';
 import { dispatchRoute, dispatchStreamRoute } from './dispatch-routes.js';
 import { getFileRoute, putFileRoute } from './file-routes.js';
+import { ApiError, errorAnswer } from './http-errors.js';
 import {
-  ApiError,
   DISPATCH_BODY_LIMIT_BYTES,
-  errorAnswer,
   readJson,
   sendError,
   sendJson,
+  sendRefusal,
 } from './http-io.js';
 import { setRunNetworkRoute } from './network-routes.js';
 import { answerParseError } from './parse-refusal.js';
@@ -289,9 +289,9 @@ async function serveMcp(deps: ApiDeps, req: IncomingMessage, res: ServerResponse
   if (req.method !== 'POST') {
     res.setHeader('allow', 'POST');
     throw new ApiError(
-      405,
       'invalid_arguments',
       `invalid_arguments: ${req.method} is not allowed on /mcp; MCP messages are POSTed (the server is stateless)`,
+      { status: 405 },
     );
   }
   const body = await readJson(req, DISPATCH_BODY_LIMIT_BYTES);
@@ -335,7 +335,7 @@ export function createApiHandler(deps: ApiDeps) {
     try {
       url = new URL(req.url ?? '/', 'http://api.invalid');
     } catch {
-      sendError(res, new ApiError(400, 'invalid_arguments', 'invalid_arguments: bad request URL'));
+      sendError(res, new ApiError('invalid_arguments', 'invalid_arguments: bad request URL'));
       return;
     }
     const path = url.pathname;
@@ -358,21 +358,21 @@ export function createApiHandler(deps: ApiDeps) {
         return await serveAdmin(deps, req, res, path, url.searchParams, log);
       }
       if (!path.startsWith('/v1/')) {
-        throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+        throw new ApiError('not_found', `not_found: no route ${method} ${path}`);
       }
       // Authenticate before looking at the route or the body: unauthenticated callers
       // learn nothing, not even which routes exist.
       const caller = await authenticate(deps.db, req);
       const match = matchRoute(method, path);
       if (match === null) {
-        throw new ApiError(404, 'not_found', `not_found: no route ${method} ${path}`);
+        throw new ApiError('not_found', `not_found: no route ${method} ${path}`);
       }
       if ('allowed' in match) {
         res.setHeader('allow', match.allowed.join(', '));
         throw new ApiError(
-          405,
           'invalid_arguments',
           `invalid_arguments: ${method} is not allowed on ${path}; use ${match.allowed.join(' or ')}`,
+          { status: 405 },
         );
       }
       await match.handler({
@@ -386,8 +386,10 @@ export function createApiHandler(deps: ApiDeps) {
       });
     } catch (err) {
       const answer = errorAnswer(err);
-      if (answer.code === 'internal') log.error({ err, method, path }, 'API request failed');
-      sendError(res, err);
+      if (answer.body.errorCode === 'internal') {
+        log.error({ err, method, path }, 'API request failed');
+      }
+      sendRefusal(res, answer.body, answer.status);
     }
   };
 }

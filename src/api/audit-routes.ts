@@ -17,7 +17,8 @@
 import { MAX_ID_CHARS } from '../contract/index.js';
 import { type AuditEvent, type AuditPageFilter, type Db, pageAuditEvents } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { invalidField, sendJson } from './http-io.js';
+import { invalidField } from './http-errors.js';
+import { sendJson } from './http-io.js';
 import { PAGE_DEFAULT, PAGE_MAX } from './page-query.js';
 
 /** An audit event as the API answers it. */

@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type Authority, type TokenKind, userAuthority } from '../contract/index.js';
 import { type Queryable, resolveTokenIdentity } from '../store/index.js';
-import { ApiError } from './http-io.js';
+import { ApiError } from './http-errors.js';
 
 /** Who is calling: the user a valid token belongs to, and which kind of token it is. */
 export interface Caller {
@@ -37,14 +37,13 @@ export async function authenticate(q: Queryable, req: IncomingMessage): Promise<
   const token = bearerToken(req.headers.authorization);
   if (token === null) {
     throw new ApiError(
-      401,
       'unauthenticated',
       'unauthenticated: send "Authorization: Bearer <token>"; npm start prints a development token',
     );
   }
   const identity = await resolveTokenIdentity(q, token);
   if (identity === null) {
-    throw new ApiError(401, 'unauthenticated', 'unauthenticated: the token is unknown or revoked');
+    throw new ApiError('unauthenticated', 'unauthenticated: the token is unknown or revoked');
   }
   return {
     userId: identity.userId,
@@ -71,7 +70,6 @@ export type PersonDecision =
 export function requirePerson(caller: Caller, decision: PersonDecision): void {
   if (caller.tokenKind === 'person') return;
   throw new ApiError(
-    403,
     'person_required',
     `person_required: ${decision} is the user's own decision, and this request carries an agent token (the kind a tool loop or the MCP server holds), which cannot make it; nothing changed. The user decides it themselves, signed in to the console.`,
   );

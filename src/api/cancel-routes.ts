@@ -25,7 +25,8 @@ import {
   requestCommandCancel,
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { ApiError, sendJson } from './http-io.js';
+import { ApiError } from './http-errors.js';
+import { sendJson } from './http-io.js';
 import { commandView } from './views.js';
 
 /** Cancels `command` (the caller's) and answers it as it stands after. */
@@ -50,7 +51,7 @@ export async function cancelCommandRoute(ctx: RouteContext): Promise<void> {
   const id = ctx.params[0]!;
   const command = await getCommand(ctx.deps.db, id);
   if (command === null || command.ownerUserId !== ctx.caller.userId) {
-    throw new ApiError(404, 'not_found', `not_found: command "${id}" does not exist`);
+    throw new ApiError('not_found', `not_found: command "${id}" does not exist`);
   }
   await cancelAndAnswer(ctx, command);
 }
@@ -60,12 +61,11 @@ export async function cancelCallRoute(ctx: RouteContext): Promise<void> {
   const [runId, callId] = [ctx.params[0]!, ctx.params[1]!];
   const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
   if (run === null) {
-    throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+    throw new ApiError('not_found', `not_found: run "${runId}" does not exist`);
   }
   const command = await getCommandByCallId(ctx.deps.db, runId, callId);
   if (command === null) {
     throw new ApiError(
-      404,
       'not_found',
       `not_found: no command was queued in run "${runId}" with callId "${callId}"; only exec and build calls queue one`,
     );

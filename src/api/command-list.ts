@@ -13,7 +13,8 @@
 import type { CommandPage } from '../contract/index.js';
 import { type CommandStatus, getCommand, listRunCommands } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { invalidField, sendJson } from './http-io.js';
+import { invalidField } from './http-errors.js';
+import { sendJson } from './http-io.js';
 import { type PageQuery, parsePageQuery } from './page-query.js';
 import { ownRun } from './run-routes.js';
 import { commandSummaryView } from './views.js';

@@ -26,14 +26,8 @@ import {
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { decidedBy, requirePerson } from './auth.js';
-import {
-  ApiError,
-  BODY_LIMIT_BYTES,
-  invalidField,
-  readJsonObject,
-  rejectUnknownFields,
-  sendJson,
-} from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';
 import { listLimit, oneParam } from './page-query.js';
 import { consentRequestView, workerConsentView } from './views.js';
 
@@ -43,7 +37,6 @@ const APPROVABLE: readonly Scope[] = ['observe', 'full'];
 
 function requestNotFound(id: string): ApiError {
   return new ApiError(
-    404,
     'not_found',
     `not_found: consent request "${id}" does not exist; "memql consent ls" lists your pending ones`,
   );
@@ -53,10 +46,10 @@ function requestNotFound(id: string): ApiError {
 function alreadyDecided(r: ConsentRequestRecord): ApiError {
   const how = r.status === 'approved' ? `approved at ${r.decidedScope ?? '?'}` : 'denied';
   return new ApiError(
-    409,
     'invalid_arguments',
     `invalid_arguments: consent request "${r.id}" was already ${how} at ${r.decidedAt?.toISOString() ?? '?'}; nothing changed. ` +
       `To change worker "${r.workerId}"'s standing scope, use "memql workers scope ${r.workerId} <none|observe|full>" (PUT /v1/workers/:workerId/scope)`,
+    { status: 409 },
   );
 }
 

@@ -29,13 +29,8 @@ import {
 import { getRunForOwner } from '../store/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { RouteContext } from './api-deps.js';
-import {
-  DISPATCH_BODY_LIMIT_BYTES,
-  errorAnswer,
-  invalidField,
-  readJson,
-  sendJson,
-} from './http-io.js';
+import { invalidField } from './http-errors.js';
+import { DISPATCH_BODY_LIMIT_BYTES, readJson, sendJson } from './http-io.js';
 import { runMissing } from './run-calls.js';
 
 /**
@@ -91,9 +86,8 @@ export async function sendResultStream(
       line({ type: 'output', stream, data: Buffer.from(chunk).toString('base64') }),
     );
   } catch (err) {
-    const { code, message } = errorAnswer(err);
-    if (code === 'internal') log.error({ err }, 'stream dispatch failed');
-    result = errorResult(code, message);
+    result = resultFromError(err);
+    if (result.errorCode === 'internal') log.error({ err }, 'stream dispatch failed');
   }
   line({ type: 'result', result });
   if (!res.destroyed) res.end();

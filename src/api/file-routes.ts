@@ -15,39 +15,26 @@
  * The calls are recorded with the caller's `?agentId=&taskId=` (default `api` and
  * `files`), as a dispatch records its envelope's.
  *
- * Refusals are the dispatch result (`{ok: false, errorCode, message}`) with an HTTP
- * status: 404 for a run that is not the caller's or a missing path, 413 for a size
- * limit, 503 when the workbench is unreachable, 400 otherwise.
+ * Refusals are the dispatch result (`{ok: false, errorCode, message}`) with its code's
+ * HTTP status (the error table's, as on every route): 404 for a run that is not the
+ * caller's or a missing path, 413 for a size limit or the quota, 503 when the
+ * workbench or a store it needs is unreachable.
  *
  * @module
  */
 
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import { type DispatchFailure, type ErrorCode, errorResult } from '../contract/index.js';
+import { type DispatchFailure, errorResult } from '../contract/index.js';
 import type { RouteContext } from './api-deps.js';
-import { invalidField, sendJson } from './http-io.js';
-import { call, callerGone, callStatus, requireOwnRun } from './run-calls.js';
+import { invalidField } from './http-errors.js';
+import { sendJson, sendRefusal } from './http-io.js';
+import { call, callerGone, requireOwnRun } from './run-calls.js';
 
 /** Bytes of one upload part: 8 MiB (about 11 MB of base64 on the wire). */
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 
 /** Bytes of one read of a download: 4 MiB, under the workbench's `fs_read` limit. */
 export const DOWNLOAD_PART_BYTES = 4 * 1024 * 1024;
-
-/** The HTTP status of a refused file call. */
-function statusOf(code: ErrorCode): number {
-  return callStatus(code, { path_not_found: 404, workspace_quota_exceeded: 413 });
-}
-
-function sendRefusal(res: ServerResponse, result: DispatchFailure): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  if (statusOf(result.errorCode) === 413) res.setHeader('connection', 'close');
-  sendJson(res, statusOf(result.errorCode), result);
-}
 
 /** The route's run (the caller's, else 404) and file path (`?path=`, required). */
 async function target(ctx: RouteContext): Promise<{ runId: string; path: string }> {

@@ -1,39 +1,18 @@
 /**
- * The HTTP edges of the API: a refusal with a stable code and a status, bounded body
- * reading, and JSON answers. Every refusal is `{ok: false, errorCode, message,
- * payload?}` with a code from the contract's one list.
+ * The HTTP edges of the API: bounded body reading, JSON answers, and refusals written
+ * as the converter (`http-errors.ts`) makes them.
  *
  * @module
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorCode, INTERNAL_ERROR_MESSAGE, WorkbenchError } from '../contract/index.js';
-import { isObjectStoreError } from '../objects/index.js';
-import { StoreError } from '../store/index.js';
+import { type DispatchFailure, httpStatusOf } from '../contract/index.js';
+import { ApiError, errorAnswer, invalidField, refusalHeaders } from './http-errors.js';
 
 /** Largest request body of `POST /v1/dispatch` (and its stream form), bytes. */
 export const DISPATCH_BODY_LIMIT_BYTES = 48 * 1024 * 1024;
 /** Largest request body of every other route, bytes. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
-
-/** A refusal of an API request: the HTTP status and the contract code callers match on. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    message: string,
-    /** Structured detail for the caller, sent as the refusal's `payload`. */
-    readonly payload?: unknown,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
-/** A 400 `invalid_arguments` naming the field that is wrong. */
-export function invalidField(field: string, problem: string): ApiError {
-  return new ApiError(400, 'invalid_arguments', `invalid_arguments: ${field}: ${problem}`);
-}
 
 /** Writes a JSON answer. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -47,65 +26,28 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
- * Turns anything thrown by a handler into a status and a refusal body. Foreign
- * messages (SQL, file system, object store) never reach the caller: they describe the
- * node, so they are logged and replaced (see `resultFromError`).
+ * Writes a refused call's failure (a dispatch result) with its code's status, unless
+ * the answer already started (then the connection is cut). `status` is for the routes
+ * that name one of HTTP's own.
  */
-export function errorAnswer(err: unknown): {
-  status: number;
-  code: ErrorCode;
-  message: string;
-  payload?: unknown;
-} {
-  if (err instanceof ApiError) {
-    return {
-      status: err.status,
-      code: err.code,
-      message: err.message,
-      ...(err.payload === undefined ? {} : { payload: err.payload }),
-    };
-  }
-  if (err instanceof WorkbenchError) {
-    const status = err.code === 'not_found' ? 404 : err.code === 'unavailable' ? 503 : 400;
-    return { status, code: err.code, message: err.message };
-  }
-  if (err instanceof StoreError && err.code === 'unavailable') {
-    return {
-      status: 503,
-      code: 'unavailable',
-      message: 'unavailable: the database is unreachable; retry shortly',
-    };
-  }
-  if (isObjectStoreError(err) && err.code === 'object_store_unavailable') {
-    return {
-      status: 503,
-      code: 'unavailable',
-      message: 'unavailable: the object store is unreachable; retry shortly',
-    };
-  }
-  return { status: 500, code: 'internal', message: INTERNAL_ERROR_MESSAGE };
-}
-
-/** Writes a refusal, unless the answer already started (then the connection is cut). */
-export function sendError(res: ServerResponse, err: unknown): void {
-  const { status, code, message, payload } = errorAnswer(err);
+export function sendRefusal(res: ServerResponse, failure: DispatchFailure, status?: number): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  if (status === 401) res.setHeader('www-authenticate', 'Bearer');
-  if (status === 413) res.setHeader('connection', 'close');
-  sendJson(res, status, {
-    ok: false,
-    errorCode: code,
-    message,
-    ...(payload === undefined ? {} : { payload }),
-  });
+  const answered = status ?? httpStatusOf(failure.errorCode);
+  for (const [name, value] of Object.entries(refusalHeaders(answered))) res.setHeader(name, value);
+  sendJson(res, answered, failure);
+}
+
+/** Writes the refusal of anything a handler threw (see `errorAnswer`). */
+export function sendError(res: ServerResponse, err: unknown): void {
+  const { status, body } = errorAnswer(err);
+  sendRefusal(res, body, status);
 }
 
 function tooLarge(limit: number): ApiError {
   return new ApiError(
-    413,
     'payload_too_large',
     `payload_too_large: the request body is over the ${limit}-byte limit of this route`,
   );

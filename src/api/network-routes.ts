@@ -23,7 +23,8 @@ import {
 import { getRunForOwner, insertAuditEvent, type Queryable, setRunNetwork } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { decidedBy } from './auth.js';
-import { ApiError, BODY_LIMIT_BYTES, invalidField, readJsonObject, sendJson } from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { BODY_LIMIT_BYTES, readJsonObject, sendJson } from './http-io.js';
 import { runView } from './views.js';
 
 /** No ceiling and no secrets: what a node without egress settings allows. */
@@ -38,7 +39,7 @@ export function checkedNetwork(ctx: RouteContext, value: unknown, field: string)
   if (!parsed.ok) throw invalidField(parsed.field, parsed.problem);
   const refusal = checkRunNetwork(parsed.value, ctx.deps.egress ?? NO_BOUNDS);
   if (refusal !== null) {
-    throw new ApiError(403, 'egress_not_allowed', refusal.message, refusal.payload);
+    throw new ApiError('egress_not_allowed', refusal.message, { payload: refusal.payload });
   }
   return parsed.value;
 }
@@ -76,7 +77,7 @@ export async function setRunNetworkRoute(ctx: RouteContext): Promise<void> {
   const userId = ctx.caller.userId;
   const current = await getRunForOwner(ctx.deps.db, runId, userId);
   if (current === null) {
-    throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+    throw new ApiError('not_found', `not_found: run "${runId}" does not exist`);
   }
   const { network } = checkedNetwork(ctx, body, 'body');
   const run = await ctx.deps.db.transaction(async (tx) => {
@@ -87,10 +88,9 @@ export async function setRunNetworkRoute(ctx: RouteContext): Promise<void> {
   if (run === null) {
     const again = await getRunForOwner(ctx.deps.db, runId, userId);
     if (again === null) {
-      throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+      throw new ApiError('not_found', `not_found: run "${runId}" does not exist`);
     }
     throw new ApiError(
-      409,
       'run_ended',
       `run_ended: run "${runId}" ended as "${again.status}"; its network cannot change. Start a new run with the network it needs.`,
     );

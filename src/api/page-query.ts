@@ -7,7 +7,7 @@
  */
 
 import { MAX_ID_CHARS } from '../contract/index.js';
-import { invalidField } from './http-io.js';
+import { invalidField } from './http-errors.js';
 
 /** Items per page when `limit` is not given. */
 export const PAGE_DEFAULT = 50;

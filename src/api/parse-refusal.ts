@@ -3,52 +3,59 @@
  * headers over the server's limit (by default `node:http`'s 16 KiB), or bytes that are
  * no HTTP. `node:http` answers those itself with a bare status line (a 431 or a 400,
  * no body), which a client can only report as `internal: HTTP 431`. Here they are
- * answered in the API's error shape with a stable code, as every other refusal is.
+ * answered in the API's error shape with a stable code, as every other refusal is,
+ * through the same converter (`http-errors.ts`).
  *
  * @module
  */
 
 import { maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { MAX_ID_CHARS } from '../contract/index.js';
+import {
+  type DispatchFailure,
+  errorResult,
+  httpStatusOf,
+  MAX_ID_CHARS,
+} from '../contract/index.js';
+import { rawRefusal } from './http-errors.js';
 
-/** The status line and JSON body for a parse error's `code` (a `HPE_*` code of llhttp). Pure. */
+/**
+ * The status line and body for a parse error's `code` (a `HPE_*` code of llhttp): always
+ * `invalid_arguments`, with the status HTTP names for headers too large (431) and a
+ * request too slow (408), else the code's own. Pure.
+ */
 export function parseRefusal(
   code: string | undefined,
   headerLimitBytes: number,
-): { status: number; reason: string; body: Record<string, unknown> } {
+): { status: number; reason: string; body: DispatchFailure } {
   if (code === 'HPE_HEADER_OVERFLOW') {
     return {
       status: 431,
       reason: 'Request Header Fields Too Large',
-      body: {
-        ok: false,
-        errorCode: 'invalid_arguments',
-        message: `invalid_arguments: the request line and headers are over this server's limit of ${headerLimitBytes} bytes; an id in a path is at most ${MAX_ID_CHARS} characters (MAX_ID_CHARS), and a long value belongs in a JSON body`,
-        payload: { limit: headerLimitBytes },
-      },
+      body: errorResult(
+        'invalid_arguments',
+        `invalid_arguments: the request line and headers are over this server's limit of ${headerLimitBytes} bytes; an id in a path is at most ${MAX_ID_CHARS} characters (MAX_ID_CHARS), and a long value belongs in a JSON body`,
+        { limit: headerLimitBytes },
+      ),
     };
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return {
       status: 408,
       reason: 'Request Timeout',
-      body: {
-        ok: false,
-        errorCode: 'invalid_arguments',
-        message:
-          'invalid_arguments: the request line and headers did not arrive in time; send the request again',
-      },
+      body: errorResult(
+        'invalid_arguments',
+        'invalid_arguments: the request line and headers did not arrive in time; send the request again',
+      ),
     };
   }
   return {
-    status: 400,
+    status: httpStatusOf('invalid_arguments'),
     reason: 'Bad Request',
-    body: {
-      ok: false,
-      errorCode: 'invalid_arguments',
-      message: 'invalid_arguments: the request is not well-formed HTTP/1.1; nothing was done',
-    },
+    body: errorResult(
+      'invalid_arguments',
+      'invalid_arguments: the request is not well-formed HTTP/1.1; nothing was done',
+    ),
   };
 }
 
@@ -62,8 +69,5 @@ export function answerParseError(err: NodeJS.ErrnoException, socket: Duplex): vo
     return;
   }
   const { status, reason, body } = parseRefusal(err.code, maxHeaderSize);
-  const text = JSON.stringify(body);
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
-  );
+  socket.end(rawRefusal(status, reason, body));
 }

@@ -20,7 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { WorkbenchError } from '../contract/index.js';
 import type { ApiDeps, RouteContext } from './api-deps.js';
 import { authenticate, type Caller } from './auth.js';
-import { ApiError, errorAnswer } from './http-io.js';
+import { ApiError, errorAnswer, rawRefusal } from './http-errors.js';
 import { runMissing } from './run-calls.js';
 
 /** The path of a port route: run id, port, and the rest (with its query). */
@@ -58,7 +58,6 @@ export function portTarget(url: string): { runId: string; port: number; path: st
 async function open(deps: ApiDeps, caller: Caller, runId: string, port: number): Promise<Duplex> {
   if (!deps.openPort) {
     throw new ApiError(
-      503,
       'unavailable',
       'unavailable: this agent node reaches no workbench whose ports it can open; use exec with curl against 127.0.0.1 in the run instead',
     );
@@ -66,11 +65,8 @@ async function open(deps: ApiDeps, caller: Caller, runId: string, port: number):
   try {
     return await deps.openPort(runId, port, caller.authority);
   } catch (err) {
-    if (err instanceof WorkbenchError && err.code === 'port_not_listening') {
-      throw new ApiError(502, 'port_not_listening', err.message);
-    }
     if (err instanceof WorkbenchError && err.code === 'not_found') {
-      throw new ApiError(404, 'not_found', runMissing(runId));
+      throw new ApiError('not_found', runMissing(runId));
     }
     throw err;
   }
@@ -89,7 +85,7 @@ function forwardedHeaders(req: IncomingMessage, port: number): Record<string, st
 export async function portRoute(ctx: RouteContext): Promise<void> {
   const target = portTarget(ctx.req.url ?? '');
   if (target === null) {
-    throw new ApiError(404, 'not_found', 'not_found: expected /v1/runs/:runId/ports/:port/...');
+    throw new ApiError('not_found', 'not_found: expected /v1/runs/:runId/ports/:port/...');
   }
   // The opener checks the run's owner (not_found) before it connects.
   const conn = await open(ctx.deps, ctx.caller, target.runId, target.port);
@@ -112,7 +108,6 @@ export async function portRoute(ctx: RouteContext): Promise<void> {
     answer = await answered;
   } catch (err) {
     throw new ApiError(
-      502,
       'port_not_listening',
       `port_not_listening: the server on port ${target.port} closed the connection without an answer (${(err as Error).message})`,
     );
@@ -140,7 +135,7 @@ export async function portUpgrade(
 ): Promise<void> {
   try {
     const target = portTarget(req.url ?? '');
-    if (target === null) throw new ApiError(404, 'not_found', `not_found: no route ${req.url}`);
+    if (target === null) throw new ApiError('not_found', `not_found: no route ${req.url}`);
     const caller = await authenticate(deps.db, req);
     const conn = await open(deps, caller, target.runId, target.port);
     const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
@@ -155,10 +150,7 @@ export async function portUpgrade(
     socket.pipe(conn);
     conn.pipe(socket);
   } catch (err) {
-    const { status, code, message } = errorAnswer(err);
-    const body = JSON.stringify({ ok: false, errorCode: code, message });
-    socket.end(
-      `HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    const { status, body } = errorAnswer(err);
+    socket.end(rawRefusal(status, body.errorCode, body));
   }
 }

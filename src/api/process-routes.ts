@@ -16,9 +16,10 @@
  * | `POST /v1/runs/:runId/shell` `{cols, rows, cwd?}` | 201 `{process}`: a login shell on a terminal, person tokens only |
  *
  * Following re-attaches anywhere: give the offsets the last line reached. Refusals are
- * the dispatch result with a status: 404 for a run or process that is not the caller's,
- * 409 for a process that ended, a full cap or a reused `callId`, 413 for a size limit,
- * 503 when the workbench is unreachable, 400 otherwise.
+ * the dispatch result with its code's status (the error table's, as on every route):
+ * 404 for a run or process that is not the caller's, 409 for a process that ended, a
+ * full cap or a reused `callId`, 413 for a size limit, 503 when the workbench or a
+ * store it needs is unreachable.
  *
  * @module
  */
@@ -26,7 +27,6 @@
 import {
   type DispatchFailure,
   type DispatchResult,
-  type ErrorCode,
   MAX_PROCESS_READ_BYTES,
   type ProcessOutputPayload,
   type ProcessView,
@@ -36,29 +36,19 @@ import {
 } from '../contract/index.js';
 import type { RouteContext } from './api-deps.js';
 import { requirePerson } from './auth.js';
+import { invalidField } from './http-errors.js';
 import {
   BODY_LIMIT_BYTES,
   DISPATCH_BODY_LIMIT_BYTES,
-  invalidField,
   readJsonObject,
   rejectUnknownFields,
   sendJson,
+  sendRefusal,
 } from './http-io.js';
-import { call, callerGone, callStatus, ownRunCall, requireOwnRun } from './run-calls.js';
-
-/** The HTTP status of a refused process call. */
-function statusOf(code: ErrorCode): number {
-  return callStatus(code, {
-    process_not_found: 404,
-    process_not_running: 409,
-    process_limit: 409,
-    call_id_conflict: 409,
-    run_ended: 409,
-  });
-}
+import { call, callerGone, ownRunCall, requireOwnRun } from './run-calls.js';
 
 function refuse(ctx: RouteContext, result: DispatchFailure): void {
-  sendJson(ctx.res, statusOf(result.errorCode), result);
+  sendRefusal(ctx.res, result);
 }
 
 /** One `process_*` call on the route's run, whose owner the caller was checked to be. */

@@ -18,7 +18,8 @@ import {
   ownsWorkspace,
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { ApiError, invalidField, sendJson } from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { sendJson } from './http-io.js';
 import { listLimit, oneParam } from './page-query.js';
 import { artifactView, commandView, workspaceView } from './views.js';
 import { callerWorkers } from './worker-directory.js';
@@ -38,7 +39,7 @@ export async function getCommandRoute(ctx: RouteContext): Promise<void> {
   const id = ctx.params[0]!;
   const command = await getCommand(ctx.deps.db, id);
   if (command === null || command.ownerUserId !== ctx.caller.userId) {
-    throw new ApiError(404, 'not_found', `not_found: command "${id}" does not exist`);
+    throw new ApiError('not_found', `not_found: command "${id}" does not exist`);
   }
   sendJson(ctx.res, 200, { command: commandView(command) });
 }
@@ -98,7 +99,7 @@ async function ownArtifact(ctx: RouteContext) {
   const id = ctx.params[0]!;
   const artifact = await getArtifactForOwner(ctx.deps.db, id, ctx.caller.userId);
   if (artifact === null) {
-    throw new ApiError(404, 'not_found', `not_found: artifact "${id}" does not exist`);
+    throw new ApiError('not_found', `not_found: artifact "${id}" does not exist`);
   }
   return artifact;
 }
@@ -152,9 +153,9 @@ export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
   if (range === 'unsatisfiable') {
     ctx.res.setHeader('content-range', `bytes */${artifact.size}`);
     throw new ApiError(
-      416,
       'invalid_arguments',
       `invalid_arguments: range: outside the artifact's ${artifact.size} bytes`,
+      { status: 416 },
     );
   }
   let body: Readable;
@@ -169,11 +170,7 @@ export async function artifactContentRoute(ctx: RouteContext): Promise<void> {
         { artifactId: artifact.id },
         'artifact bytes are missing from the object store',
       );
-      throw new ApiError(
-        404,
-        'not_found',
-        `not_found: the bytes of artifact "${artifact.id}" are gone`,
-      );
+      throw new ApiError('not_found', `not_found: the bytes of artifact "${artifact.id}" are gone`);
     }
     throw err;
   }

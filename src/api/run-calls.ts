@@ -1,35 +1,16 @@
 /**
  * What the routes made of `workbenchHost` calls share (the file and process routes):
  * the caller's run checked first, one call with the caller's authority recorded with the
- * `?agentId=&taskId=` the caller gave, and a signal for a caller that goes away.
+ * `?agentId=&taskId=` the caller gave, and a signal for a caller that goes away. A
+ * refused call is answered with its code's status (`sendRefusal`), on every such route.
  *
  * @module
  */
 
-import {
-  type DispatchResult,
-  type ErrorCode,
-  parseEnvelope,
-  resultFromError,
-} from '../contract/index.js';
+import { type DispatchResult, parseEnvelope, resultFromError } from '../contract/index.js';
 import { getRunForOwner } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { ApiError } from './http-io.js';
-
-/** The statuses every route made of calls gives a refused call; a route adds its own. */
-const CALL_STATUS: Partial<Record<ErrorCode, number>> = {
-  not_found: 404,
-  workspace_owner_unresolved: 404,
-  payload_too_large: 413,
-  unavailable: 503,
-  no_workbench_peer: 503,
-  internal: 500,
-};
-
-/** The HTTP status of a refused call: the route's `own` statuses, then the shared ones, else 400. */
-export function callStatus(code: ErrorCode, own: Partial<Record<ErrorCode, number>>): number {
-  return own[code] ?? CALL_STATUS[code] ?? 400;
-}
+import { ApiError } from './http-errors.js';
 
 /**
  * What a refusal of an unknown run says to do, in every interface's words: a model on
@@ -45,7 +26,7 @@ export async function requireOwnRun(
   runId: string,
 ): Promise<void> {
   if ((await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId)) === null) {
-    throw new ApiError(404, 'not_found', runMissing(runId));
+    throw new ApiError('not_found', runMissing(runId));
   }
 }
 

@@ -25,14 +25,8 @@ import {
 } from '../store/index.js';
 import { deleteRunData, endRun } from '../workbench/index.js';
 import type { RouteContext } from './api-deps.js';
-import {
-  ApiError,
-  BODY_LIMIT_BYTES,
-  invalidField,
-  readJsonObject,
-  rejectUnknownFields,
-  sendJson,
-} from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';
 import { auditNetwork, checkedNetwork } from './network-routes.js';
 import { parsePageQuery } from './page-query.js';
 import { runView } from './views.js';
@@ -44,7 +38,7 @@ const MAX_RETENTION_MS = 10 * 365 * 24 * 3600 * 1000;
 export async function ownRun(ctx: RouteContext, runId: string): Promise<Run> {
   const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
   if (run === null) {
-    throw new ApiError(404, 'not_found', `not_found: run "${runId}" does not exist`);
+    throw new ApiError('not_found', `not_found: run "${runId}" does not exist`);
   }
   return run;
 }
@@ -157,7 +151,7 @@ export async function endRunRoute(ctx: RouteContext): Promise<void> {
     sendJson(ctx.res, 200, answer);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'conflict') {
-      throw new ApiError(409, 'run_ended', `run_ended: ${err.message}`);
+      throw new ApiError('run_ended', `run_ended: ${err.message}`);
     }
     throw err;
   }

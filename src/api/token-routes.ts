@@ -22,7 +22,8 @@ import {
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { requirePerson } from './auth.js';
-import { ApiError, sendJson } from './http-io.js';
+import { ApiError } from './http-errors.js';
+import { sendJson } from './http-io.js';
 
 function ownTokenView(t: ApiTokenRecord): OwnTokenRecord {
   return {
@@ -57,7 +58,7 @@ export async function revokeOwnTokenRoute(ctx: RouteContext): Promise<void> {
     }
     return revoked;
   });
-  if (done === null) throw new ApiError(404, 'not_found', `not_found: you have no token "${id}"`);
+  if (done === null) throw new ApiError('not_found', `not_found: you have no token "${id}"`);
   ctx.log.info({ tokenId: id }, 'API token revoked by its user');
   const answer: TokenRevokedAnswer<OwnTokenRecord> = {
     token: ownTokenView(done.token),

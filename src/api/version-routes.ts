@@ -13,8 +13,9 @@
  * | `POST /v1/runs/:runId/restore` `{version?, label?, callId?}` | `{version, restoredFrom, added, changed, removed}` |
  * | `POST /v1/runs/:runId/fork` `{version?, label?, conversationId?}` | 201 `{run, forkedFrom, files}` |
  *
- * Refusals are the dispatch result with a status: 404 for a run that is not the
- * caller's or a version it does not keep, 409 for a label in use, 400 otherwise.
+ * Refusals are the dispatch result with its code's status (the error table's, as on
+ * every route): 404 for a run that is not the caller's or a version it does not keep,
+ * 409 for a label in use or a reused `callId`.
  *
  * @module
  */
@@ -22,7 +23,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   type DispatchResult,
-  type ErrorCode,
   type ForkAnswer,
   MAX_DIFF_ENTRIES,
   MAX_ID_CHARS,
@@ -31,22 +31,17 @@ import {
 } from '../contract/index.js';
 import { findLabel, forkRun, getManifestHead, getVersion, manifestPage } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
+import { ApiError, invalidField } from './http-errors.js';
 import {
-  ApiError,
   BODY_LIMIT_BYTES,
-  invalidField,
   readJsonObject,
   rejectUnknownFields,
   sendJson,
+  sendRefusal,
 } from './http-io.js';
-import { callStatus, ownRunCall } from './run-calls.js';
+import { ownRunCall } from './run-calls.js';
 import { ownRun } from './run-routes.js';
 import { runView } from './views.js';
-
-/** The HTTP status of a refused version call. */
-function statusOf(code: ErrorCode): number {
-  return callStatus(code, { version_not_found: 404, label_in_use: 409, call_id_conflict: 409 });
-}
 
 /** One `version_*` call on the route's run, checked to be the caller's first. */
 function versionCall(
@@ -65,7 +60,7 @@ function answer(
   wrap: (payload: unknown) => unknown = (payload) => payload,
   status = 200,
 ): void {
-  if (!result.ok) sendJson(ctx.res, statusOf(result.errorCode), result);
+  if (!result.ok) sendRefusal(ctx.res, result);
   else sendJson(ctx.res, status, wrap(result.payload));
 }
 
@@ -121,7 +116,6 @@ export async function manifestRoute(ctx: RouteContext): Promise<void> {
   const version = asked ?? (await getManifestHead(db, run.id)).version;
   if (version > 0 && (await getVersion(db, run.id, version)) === null) {
     throw new ApiError(
-      404,
       'version_not_found',
       `version_not_found: run "${run.id}" keeps no version ${version}; GET /v1/runs/${run.id}/versions lists the kept ones`,
     );
@@ -230,7 +224,6 @@ export async function forkRoute(ctx: RouteContext): Promise<void> {
       : ((version as number | undefined) ?? (await getManifestHead(db, origin.id)).version);
   const refused = () =>
     new ApiError(
-      404,
       'version_not_found',
       `version_not_found: run "${origin.id}" keeps no ${typeof label === 'string' ? `version labelled "${label}"` : `version ${at ?? ''}`}; GET /v1/runs/${origin.id}/versions lists the kept ones`,
     );
@@ -247,7 +240,7 @@ export async function forkRoute(ctx: RouteContext): Promise<void> {
     },
   });
   if (forked.kind === 'no_run') {
-    throw new ApiError(404, 'not_found', `not_found: run "${origin.id}" does not exist`);
+    throw new ApiError('not_found', `not_found: run "${origin.id}" does not exist`);
   }
   if (forked.kind === 'no_version') throw refused();
   ctx.log.info(

@@ -36,21 +36,14 @@ import {
 } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
 import { decidedBy, requirePerson } from './auth.js';
-import {
-  ApiError,
-  BODY_LIMIT_BYTES,
-  invalidField,
-  readJsonObject,
-  rejectUnknownFields,
-  sendJson,
-} from './http-io.js';
+import { ApiError, invalidField } from './http-errors.js';
+import { BODY_LIMIT_BYTES, readJsonObject, rejectUnknownFields, sendJson } from './http-io.js';
 import { listLimit, oneParam } from './page-query.js';
 import { workerConsentView, workerInvocationView } from './views.js';
 import { callerWorkers, isCallerWorker } from './worker-directory.js';
 
 function workerNotFound(workerId: string): ApiError {
   return new ApiError(
-    404,
     'not_found',
     `not_found: worker "${workerId}" has never connected for you; "memql workers ls" (GET /v1/workers) lists yours`,
   );
@@ -183,7 +176,7 @@ export async function getWorkerInvocationRoute(ctx: RouteContext): Promise<void>
   const id = ctx.params[0]!;
   const row = await getWorkerInvocation(ctx.deps.db, ctx.caller.userId, id);
   if (row === null) {
-    throw new ApiError(404, 'not_found', `not_found: worker invocation "${id}" does not exist`);
+    throw new ApiError('not_found', `not_found: worker invocation "${id}" does not exist`);
   }
   sendJson(ctx.res, 200, { invocation: workerInvocationView(row) });
 }

@@ -1,16 +1,17 @@
 /**
- * The error every client method throws, and the one table that maps HTTP answers and
- * connection failures onto it.
+ * The error every client method throws: the client's side of the HTTP converter
+ * (`api/http-errors.ts` makes the answers this reads back), and of connection failures.
  *
- * Callers match on `code`: the server's `errorCode` when it sent one, otherwise a code
- * derived from the HTTP status, and `unavailable` when the server could not be
- * reached at all. A dispatch that the server answered with `{ok: false}` is not an
- * error here: it is an ordinary result (see `DispatchResult`).
+ * Callers match on `code`: the server's `errorCode` when it sent one, otherwise the
+ * code the HTTP status stands for in the contract's error table, and `unavailable`
+ * when the server could not be reached at all. A dispatch that the server answered
+ * with `{ok: false}` is not an error here: it is an ordinary result (see
+ * `DispatchResult`).
  *
  * @module
  */
 
-import type { ErrorCode } from '../contract/index.js';
+import { codeForHttpStatus, type ErrorCode } from '../contract/index.js';
 
 /** A code a {@link ClientError} carries: a contract code, or one the server invented later. */
 export type ClientErrorCode = ErrorCode | (string & {});
@@ -33,16 +34,12 @@ export class ClientError extends Error {
   }
 }
 
-/** The code assumed for an error answer without a readable `errorCode`. */
+/**
+ * The code assumed for an error answer without a readable `errorCode` (a proxy's page,
+ * an empty body): the one the status stands for in the contract's error table.
+ */
 export function codeForStatus(status: number): ErrorCode {
-  if (status === 400) return 'invalid_arguments';
-  if (status === 401) return 'unauthenticated';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'not_found';
-  if (status === 409) return 'run_ended';
-  if (status === 413) return 'payload_too_large';
-  if (status === 502 || status === 503 || status === 504) return 'unavailable';
-  return 'internal';
+  return codeForHttpStatus(status);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -170,17 +170,23 @@ export {
   WORKBENCH_OS,
   WORKBENCH_PROVIDES,
 } from './environment.js';
+export { renderErrorReference } from './error-reference.js';
 export {
+  codeForHttpStatus,
+  DependencyError,
   ERROR_CODE_LIST,
   ERROR_CODES,
   type ErrorCategory,
   type ErrorCode,
   type ErrorCodeInfo,
   errorCategory,
+  httpStatusOf,
   isErrorCode,
+  isRetryable,
   WorkbenchError,
 } from './errors.js';
 export { EXEC_PROGRAMS_SUMMARY, EXEC_SUMMARY_PROGRAMS } from './exec-programs.js';
+export { errorFromResult, resultFromError, workbenchErrorOf } from './failure-converter.js';
 export type { FieldProblem } from './field-problems.js';
 export type {
   FsDeletePayload,
@@ -268,7 +274,6 @@ export {
   errorResult,
   INTERNAL_ERROR_MESSAGE,
   okResult,
-  resultFromError,
   type WorkerRouting,
 } from './result.js';
 export { checkRunId, isRunId, MAX_RUN_ID_CHARS } from './run-id.js';

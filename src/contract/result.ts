@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type ErrorCode, WorkbenchError } from './errors.js';
+import type { ErrorCode } from './errors.js';
 import type { Scope } from './scope.js';
 import type { OutputStream } from './wire-shapes.js';
 
@@ -65,7 +65,7 @@ export interface WorkerRouting {
 /** The answer to one dispatch. */
 export type DispatchResult<P = unknown> = DispatchSuccess<P> | DispatchFailure;
 
-/** The message used for any failure that is not a {@link WorkbenchError}. */
+/** The message of every `internal` failure on the wire: what happened is in the node's logs. */
 export const INTERNAL_ERROR_MESSAGE = 'internal: internal error; see node logs';
 
 /** A successful result carrying `payload`. */
@@ -81,19 +81,4 @@ export function errorResult(code: ErrorCode, message: string, payload?: unknown)
   return payload === undefined
     ? { ok: false, errorCode: code, message }
     : { ok: false, errorCode: code, message, payload };
-}
-
-/**
- * Turn anything thrown into a failed result.
- *
- * A {@link WorkbenchError} keeps its code, message and payload: those were written
- * for the caller. Anything else becomes `internal` with a fixed message, because a
- * foreign message (a SQL error, a file system path, a stack) describes the node's
- * internals and may carry secrets; the node logs it instead.
- */
-export function resultFromError(err: unknown): DispatchFailure {
-  if (err instanceof WorkbenchError) {
-    return errorResult(err.code, err.message, err.payload);
-  }
-  return errorResult('internal', INTERNAL_ERROR_MESSAGE);
 }

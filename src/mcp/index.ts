@@ -16,7 +16,7 @@ export {
   MCP_SERVER_INFO,
   type McpBackend,
   type McpCallIdentity,
-  toolResultOf,
 } from './server.js';
 export { serveMcpStdio } from './stdio.js';
+export { toolResultOf } from './tool-errors.js';
 export { actionToolInputSchema, type McpToolListing, mcpTools, RUN_TOOL_NAMES } from './tools.js';

@@ -44,6 +44,7 @@ import {
 } from '../client/index.js';
 import { isActionName, isToolActionName } from '../contract/index.js';
 import { McpCancels } from './cancels.js';
+import { invalidCall, resourceError, toolErrorOf, toolResultOf } from './tool-errors.js';
 import { mcpTools } from './tools.js';
 
 /** What the MCP server needs of the API: a {@link WorkbenchClient} or the same shape. */
@@ -87,54 +88,8 @@ function text(value: string): CallToolResult['content'][number] {
   return { type: 'text', text: value };
 }
 
-/**
- * A dispatch result as a tool result: refusals and failures are tool errors. A failure
- * names the call's `callId`, so the model can repeat the call with it to learn the
- * outcome (an answer lost to an outage, say).
- */
-export function toolResultOf(result: DispatchResult, callId?: string): CallToolResult {
-  const key = callId === undefined ? {} : { callId };
-  if (result.ok) {
-    return {
-      content: [text(JSON.stringify(result.payload))],
-      structuredContent: { ...result, ...key },
-    };
-  }
-  const detail = result.payload === undefined ? '' : `\n${JSON.stringify(result.payload)}`;
-  const named = callId === undefined ? '' : `\n(this call's callId: ${callId})`;
-  return {
-    isError: true,
-    content: [text(`${result.message}${detail}${named}`)],
-    structuredContent: { ...result, ...key },
-  };
-}
-
-/** A thrown API error (a bad run id, a bad token) as a tool error the model can read. */
-function toolErrorOf(err: unknown): CallToolResult {
-  if (err instanceof ClientError) {
-    const message = err.message.startsWith(`${err.code}:`)
-      ? err.message
-      : `${err.code}: ${err.message}`;
-    const payload = err.payload === undefined ? {} : { payload: err.payload };
-    return {
-      isError: true,
-      content: [text(message)],
-      structuredContent: { ok: false, errorCode: err.code, message, ...payload },
-    };
-  }
-  throw err;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalid(message: string): CallToolResult {
-  return toolResultOf({
-    ok: false,
-    errorCode: 'invalid_arguments',
-    message: `invalid_arguments: ${message}`,
-  });
 }
 
 /** How often a cancel looks again for the command its call has not queued yet, ms. */
@@ -221,7 +176,7 @@ export function createMcpServer(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
     const input = request.params.arguments ?? {};
-    if (!isRecord(input)) return invalid('the arguments must be an object');
+    if (!isRecord(input)) return invalidCall('the arguments must be an object');
     try {
       switch (name) {
         case 'open_run': {
@@ -233,9 +188,9 @@ export function createMcpServer(
         }
         case 'end_run': {
           const { runId, status } = input;
-          if (typeof runId !== 'string') return invalid('runId: expected the run id');
+          if (typeof runId !== 'string') return invalidCall('runId: expected the run id');
           if (!isTerminalRunStatus(status)) {
-            return invalid('status: expected succeeded, failed, cancelled or abandoned');
+            return invalidCall('status: expected succeeded, failed, cancelled or abandoned');
           }
           const ended = await backend.endRun(runId, status);
           return {
@@ -249,7 +204,8 @@ export function createMcpServer(
         }
         case 'fork_run': {
           const { runId, version, label, conversationId } = input;
-          if (typeof runId !== 'string') return invalid('runId: expected the run id from open_run');
+          if (typeof runId !== 'string')
+            return invalidCall('runId: expected the run id from open_run');
           // The API checks the version or label, and answers version_not_found.
           const forked = await backend.versions.fork(runId, {
             ...(typeof version === 'number' ? { version } : {}),
@@ -261,7 +217,8 @@ export function createMcpServer(
         }
         case 'set_run_network': {
           const { runId, ...network } = input;
-          if (typeof runId !== 'string') return invalid('runId: expected the run id from open_run');
+          if (typeof runId !== 'string')
+            return invalidCall('runId: expected the run id from open_run');
           // The API checks the shape and the operator's ceiling, and answers why not.
           const run = await backend.setRunNetwork(
             runId,
@@ -272,7 +229,7 @@ export function createMcpServer(
         }
       }
       if (!isActionName(name) || !isToolActionName(name)) {
-        return invalid(
+        return invalidCall(
           `no tool "${name}"; the tools are ${mcpTools()
             .map((t) => t.name)
             .join(', ')}`,
@@ -280,10 +237,10 @@ export function createMcpServer(
       }
       const { runId, environment, callId, ...args } = input;
       if (typeof runId !== 'string') {
-        return invalid('runId: expected the run id from open_run');
+        return invalidCall('runId: expected the run id from open_run');
       }
       if (callId !== undefined && typeof callId !== 'string') {
-        return invalid('callId: expected a string, or leave it out');
+        return invalidCall('callId: expected a string, or leave it out');
       }
       const progressToken = request.params._meta?.progressToken;
       let progress = 0;
@@ -378,8 +335,7 @@ export function createMcpServer(
     try {
       record = await backend.getArtifact(id);
     } catch (err) {
-      if (err instanceof ClientError) throw new McpError(McpErrorCode.InvalidParams, err.message);
-      throw err;
+      throw resourceError(err);
     }
     if (record.size > MCP_RESOURCE_MAX_BYTES) {
       throw new McpError(
@@ -387,7 +343,9 @@ export function createMcpServer(
         `payload_too_large: artifact ${id} is ${record.size} bytes, more than ${MCP_RESOURCE_MAX_BYTES} read inline; download it with "memql artifacts download ${id}" or GET /v1/artifacts/${id}/content`,
       );
     }
-    const body = await backend.openArtifact(id, { signal: extra.signal });
+    const body = await backend.openArtifact(id, { signal: extra.signal }).catch((err: unknown) => {
+      throw resourceError(err);
+    });
     const chunks: Buffer[] = [];
     for await (const chunk of body.body) chunks.push(Buffer.from(chunk));
     const bytes = Buffer.concat(chunks);

@@ -384,13 +384,3 @@ function toolchainToWire(toolchain: Toolchain): Raw {
     : // Never empty: an empty reason would read as a probe that found nothing missing.
       { missing: [], probeFailed: toolchain.reason || 'the probe failed' };
 }
-
-/** A Response frame for a failure. */
-export function errorResponse(
-  id: string,
-  errorCode: string,
-  message: string,
-  payload: Buffer = Buffer.alloc(0),
-): ResponseFrame {
-  return { kind: 'response', id, ok: false, errorCode, message, payload };
-}

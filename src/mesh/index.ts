@@ -27,7 +27,6 @@ export {
   type DecodedFrame,
   decodeFrame,
   encodeFrame,
-  errorResponse,
   type Frame,
   type HealthFrame,
   type HelloFrame,
@@ -101,14 +100,13 @@ export {
   protoDir,
 } from './proto.js';
 export type {
-  HandlerAnswer,
   RequestContext,
   RequestHandler,
   ServedRequest,
   SessionHost,
   SessionStream,
 } from './server-session.js';
-export { responseFrame, ServerSession } from './server-session.js';
+export { ServerSession } from './server-session.js';
 export { settleWithin } from './settle-within.js';
 export {
   type PeerRequestOptions,
@@ -118,9 +116,18 @@ export {
 } from './stream-caller.js';
 export { authorityFromWire, authorityToWire, type WireAuthorityResult } from './wire-authority.js';
 export {
+  answerFromError,
   answerFromResult,
-  createWorkbenchHandler,
+  errorFromResponse,
+  errorResponse,
+  type HandlerAnswer,
+  responseFrame,
   resultFromResponse,
+  streamRefusal,
+  streamStatusOf,
+} from './wire-errors.js';
+export {
+  createWorkbenchHandler,
   WORKBENCH_DISPATCH_METHOD,
   WORKBENCH_PORT_METHOD,
   WORKBENCH_RELEASE_RUN_METHOD,

@@ -18,7 +18,6 @@ import {
   Server,
   type ServerDuplexStream,
   type ServiceDefinition,
-  status,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { ListenAddress, MeshTlsConfig } from '../config/index.js';
@@ -39,6 +38,7 @@ import { serverCredentials } from './mesh-credentials.js';
 import { loadMeshProtos, NODE_SERVICE_NAME } from './proto.js';
 import { type RequestHandler, ServerSession, type SessionHost } from './server-session.js';
 import { settleWithin } from './settle-within.js';
+import { streamRefusal } from './wire-errors.js';
 
 /** How long aborted calls get to answer once the grace period is over. */
 const ABORT_SETTLE_MS = 2_000;
@@ -315,10 +315,13 @@ export class MeshServer {
             { peer: call.getPeer(), reason: auth.reason },
             'stream refused: mesh token missing or wrong',
           );
-          call.emit('error', {
-            code: status.UNAUTHENTICATED,
-            details: `unauthenticated: the mesh token is ${auth.reason}; present MEMQL_MESH_TOKEN as "authorization: Bearer <token>"`,
-          });
+          call.emit(
+            'error',
+            streamRefusal(
+              'unauthenticated',
+              `unauthenticated: the mesh token is ${auth.reason}; present MEMQL_MESH_TOKEN as "authorization: Bearer <token>"`,
+            ),
+          );
           return;
         }
         const session = new ServerSession(call, host, auth.authenticated);

@@ -18,16 +18,20 @@ import type { Logger } from '../telemetry/index.js';
 import { FrameWriter } from './frame-writer.js';
 import {
   decodeFrame,
-  errorResponse,
   type Frame,
   type HealthFrame,
   type HelloFrame,
   type RequestFrame,
-  type ResponseFrame,
   type WireAuthority,
 } from './frames.js';
-import { MAX_FRAME_BYTES, OUTPUT_CHUNK_BYTES } from './limits.js';
+import { OUTPUT_CHUNK_BYTES } from './limits.js';
 import { TunnelEnd } from './tunnel.js';
+import {
+  answerFromError,
+  errorResponse,
+  type HandlerAnswer,
+  responseFrame,
+} from './wire-errors.js';
 
 /** A request as the node's handler sees it. */
 export interface ServedRequest {
@@ -56,14 +60,6 @@ export interface RequestContext {
    * the tunnel; destroying the end does not answer it.
    */
   tunnel?(): TunnelEnd;
-}
-
-/** A handler's answer. */
-export interface HandlerAnswer {
-  readonly ok: boolean;
-  readonly errorCode?: string;
-  readonly message?: string;
-  readonly payload?: Buffer;
 }
 
 /** Answers requests of one method family. Should not throw; a throw is answered `internal`. */
@@ -250,11 +246,7 @@ export class ServerSession {
         answer = await this.host.handler(request, { signal, output, tunnel });
       } catch (err) {
         this.log.error({ err, requestId: frame.id }, 'request handler failed');
-        answer = {
-          ok: false,
-          errorCode: 'internal',
-          message: 'internal: internal error; see node logs',
-        };
+        answer = answerFromError(err);
       } finally {
         this.inFlight.delete(frame.id);
         this.tunnels.get(frame.id)?.destroy();
@@ -281,24 +273,4 @@ export class ServerSession {
     this.log.info({ reason, inFlight: this.inFlight.size }, 'stream over');
     this.host.closed(this);
   }
-}
-
-/** The Response frame for an answer, refusing payloads over the frame limit. */
-export function responseFrame(id: string, answer: HandlerAnswer): ResponseFrame {
-  const payload = answer.payload ?? Buffer.alloc(0);
-  if (payload.length > MAX_FRAME_BYTES - 64 * 1024) {
-    return errorResponse(
-      id,
-      'payload_too_large',
-      `payload_too_large: the answer is ${payload.length} bytes, over the mesh frame limit of ${MAX_FRAME_BYTES} bytes`,
-    );
-  }
-  return {
-    kind: 'response',
-    id,
-    ok: answer.ok,
-    errorCode: answer.ok ? '' : (answer.errorCode ?? 'internal'),
-    message: answer.message ?? '',
-    payload,
-  };
 }

@@ -12,6 +12,7 @@ import type { FrameWriter } from './frame-writer.js';
 import type { DataFrame, OutputFrame, ResponseFrame, WireAuthority } from './frames.js';
 import { MAX_FRAME_BYTES } from './limits.js';
 import { TunnelEnd } from './tunnel.js';
+import { errorFromResponse } from './wire-errors.js';
 
 /** Per-request options of a request. */
 export interface PeerRequestOptions {
@@ -111,7 +112,7 @@ export class StreamCaller {
       started.answer.then(
         (response) => {
           if (end === null) resolve({ open: false, response });
-          else end.over(response.ok ? null : new Error(response.message || response.errorCode));
+          else end.over(response.ok ? null : errorFromResponse(response));
         },
         (err: Error) => {
           if (end === null) reject(err);

@@ -8,8 +8,8 @@
  * `handleDispatch` as the local path, with the authority re-derived from the wire
  * (see `wire-authority.ts`), exec output streamed as Output
  * frames, and cancels turned into the call's AbortSignal. Results cross the wire as
- * the Response's ok / error code / message and a JSON payload, and are rebuilt on
- * the agent by {@link resultFromResponse}.
+ * the Response's ok / error code / message and a JSON payload, by the mesh's converter
+ * (`wire-errors.ts`), which rebuilds them on the agent.
  *
  * @module
  */
@@ -17,25 +17,16 @@
 import { type Duplex, finished } from 'node:stream';
 import {
   admitEnvelope,
-  type DispatchResult,
   errorResult,
-  INTERNAL_ERROR_MESSAGE,
-  isErrorCode,
   okResult,
   parseEnvelope,
   USER_SUBJECT_PREFIX,
-  WorkbenchError,
 } from '../contract/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { DispatchTarget, PortTarget, RunReleaseTarget } from './dispatch-target.js';
-import type { ResponseFrame } from './frames.js';
-import type {
-  HandlerAnswer,
-  RequestContext,
-  RequestHandler,
-  ServedRequest,
-} from './server-session.js';
+import type { RequestContext, RequestHandler, ServedRequest } from './server-session.js';
 import { authorityFromWire } from './wire-authority.js';
+import { answerFromError, answerFromResult, type HandlerAnswer } from './wire-errors.js';
 
 /** The method of a forwarded `workbenchHost` call. */
 export const WORKBENCH_DISPATCH_METHOD = 'workbench.dispatch';
@@ -49,38 +40,6 @@ export const WORKBENCH_RELEASE_RUN_METHOD = 'workbench.release_run';
  * connection's, both ways (see `tunnel.ts`); `port_not_listening` when nothing listens.
  */
 export const WORKBENCH_PORT_METHOD = 'workbench.port';
-
-/** A dispatch result as a handler answer. */
-export function answerFromResult(result: DispatchResult): HandlerAnswer {
-  if (result.ok) {
-    return { ok: true, payload: jsonBytes(result.payload) };
-  }
-  return {
-    ok: false,
-    errorCode: result.errorCode,
-    message: result.message,
-    payload: result.payload === undefined ? Buffer.alloc(0) : jsonBytes(result.payload),
-  };
-}
-
-/** A Response frame back as a dispatch result. Unknown codes and bad JSON are `internal`. */
-export function resultFromResponse(frame: ResponseFrame): DispatchResult {
-  let payload: unknown;
-  if (frame.payload.length > 0) {
-    try {
-      payload = JSON.parse(frame.payload.toString('utf8'));
-    } catch {
-      return errorResult('internal', INTERNAL_ERROR_MESSAGE);
-    }
-  }
-  if (frame.ok) return okResult(payload ?? null);
-  if (!isErrorCode(frame.errorCode)) return errorResult('internal', INTERNAL_ERROR_MESSAGE);
-  return errorResult(frame.errorCode, frame.message, payload);
-}
-
-function jsonBytes(value: unknown): Buffer {
-  return Buffer.from(JSON.stringify(value ?? null), 'utf8');
-}
 
 function refuse(code: 'invalid_arguments', message: string): HandlerAnswer {
   return answerFromResult(errorResult(code, message));
@@ -158,9 +117,9 @@ async function handlePort(
       authority.authority.subject.slice(USER_SUBJECT_PREFIX.length),
     );
   } catch (err) {
-    if (err instanceof WorkbenchError) return answerFromResult(errorResult(err.code, err.message));
-    log.error({ err, runId, port }, 'opening a port failed');
-    return answerFromResult(errorResult('internal', INTERNAL_ERROR_MESSAGE));
+    const answer = answerFromError(err);
+    if (answer.errorCode === 'internal') log.error({ err, runId, port }, 'opening a port failed');
+    return answer;
   }
   await join(conn, ctx.tunnel(), ctx.signal);
   return answerFromResult(okResult(null));

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { WorkerOffer } from '../contract/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/index.js';
@@ -24,6 +24,7 @@ import { decodeFrame, type HelloFrame, type ResponseFrame, type WireAuthority } 
 import { HEALTH_STALE_MS } from './limits.js';
 import { MESH_TOKEN_METADATA_KEY } from './mesh-auth.js';
 import { type PeerRequestOptions, PeerUnavailableError, StreamCaller } from './stream-caller.js';
+import { streamRefusal } from './wire-errors.js';
 
 /** The state of one worker's stream, as the agent holds it. */
 export type WorkerStreamState = 'authenticating' | 'awaiting_hello' | 'ready' | 'closed';
@@ -135,10 +136,7 @@ export class WorkerHub {
   readonly accept = (call: ServerDuplexStream<unknown, unknown>): void => {
     const log = this.options.log.child({ component: 'worker-hub', peer: call.getPeer() });
     if (this.closed) {
-      call.emit('error', {
-        code: status.UNAVAILABLE,
-        details: 'unavailable: the node is stopping',
-      });
+      call.emit('error', streamRefusal('unavailable', 'unavailable: the node is stopping'));
       return;
     }
     const stream = new WorkerStream(call, log);
@@ -163,7 +161,7 @@ export class WorkerHub {
       typeof value === 'string' && value.startsWith(BEARER) ? value.slice(BEARER.length) : '';
     const refuse = (details: string) => {
       log.warn({ reason: details }, 'worker stream refused');
-      call.emit('error', { code: status.UNAUTHENTICATED, details });
+      call.emit('error', streamRefusal('unauthenticated', details));
       down('refused');
     };
     if (token === '') {
@@ -193,10 +191,13 @@ export class WorkerHub {
       },
       (err: unknown) => {
         log.error({ err }, 'worker token check failed');
-        call.emit('error', {
-          code: status.UNAVAILABLE,
-          details: 'unavailable: the agent could not check the token; the worker retries',
-        });
+        call.emit(
+          'error',
+          streamRefusal(
+            'unavailable',
+            'unavailable: the agent could not check the token; the worker retries',
+          ),
+        );
         down('token check failed');
       },
     );
@@ -277,11 +278,13 @@ export class WorkerHub {
             { nodeType: frame.nodeType, nodeId: frame.nodeId },
             'a stream said hello without a worker offer: refused',
           );
-          stream.call.emit('error', {
-            code: status.INVALID_ARGUMENT,
-            details:
+          stream.call.emit(
+            'error',
+            streamRefusal(
+              'invalid_arguments',
               'invalid_arguments: this stream serves worker hosts; the hello must say node type "worker", a node id and an offer',
-          });
+            ),
+          );
           this.drop(stream, 'not a worker', log);
           return;
         }

@@ -1,10 +1,13 @@
 /**
  * Object store failures. Every failure a caller can act on carries a stable `code`;
  * foreign errors (errno codes, S3 error names and HTTP statuses) are turned into
- * these at the edge of each implementation, through one table each.
+ * these at the edge of each implementation, through one table each. On the wire an
+ * outage answers `unavailable` ({@link ObjectStoreError.answer}), on every route.
  *
  * @module
  */
+
+import { DependencyError, WorkbenchError } from '../contract/index.js';
 
 /** Stable codes of object store failures. A code never changes meaning. */
 export type ObjectStoreErrorCode =
@@ -22,9 +25,23 @@ export type ObjectStoreErrorCode =
   /** The backing store failed (network, credentials, server error, disk); retry later. */
   | 'object_store_unavailable';
 
-/** Base class of every object store failure; match on {@link ObjectStoreError.code}. */
-export abstract class ObjectStoreError extends Error {
+/**
+ * Base class of every object store failure; match on {@link ObjectStoreError.code}.
+ * Only an outage reaches callers as itself (`unavailable`); a missing object, a key
+ * refused or a size mismatch that no caller handled is a bug of this node (`internal`).
+ */
+export abstract class ObjectStoreError extends DependencyError {
   abstract readonly code: ObjectStoreErrorCode;
+
+  answer(): WorkbenchError | null {
+    if (this.code !== 'object_store_unavailable') return null;
+    return new WorkbenchError(
+      'unavailable',
+      'unavailable: the object store is unreachable; retry shortly',
+      { reason: 'object_store' },
+      { cause: this },
+    );
+  }
 }
 
 /** No object is stored under the key. */

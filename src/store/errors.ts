@@ -1,8 +1,11 @@
 /**
  * Store errors, translated at the edge from driver errors (Postgres SQLSTATE codes
  * and connection failures) through one table, so callers match on `code` and never
- * on a driver's message.
+ * on a driver's message; and what each answers on the wire ({@link StoreError.answer}),
+ * so a database outage is `unavailable` on every route.
  */
+
+import { DependencyError, WorkbenchError } from '../contract/index.js';
 
 /** Stable codes of store failures. */
 export type StoreErrorCode =
@@ -15,8 +18,12 @@ export type StoreErrorCode =
   /** The statement was rejected for a reason that is a bug in this code. */
   | 'internal';
 
-/** A failure inside the store, carrying a stable code and the SQLSTATE when known. */
-export class StoreError extends Error {
+/**
+ * A failure inside the store, carrying a stable code and the SQLSTATE when known. Only
+ * an outage reaches callers as itself (`unavailable`); a conflict or a missing row
+ * that no caller handled is a bug of this node, answered `internal`.
+ */
+export class StoreError extends DependencyError {
   override readonly name = 'StoreError';
   constructor(
     readonly code: StoreErrorCode,
@@ -25,6 +32,16 @@ export class StoreError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+
+  answer(): WorkbenchError | null {
+    if (this.code !== 'unavailable') return null;
+    return new WorkbenchError(
+      'unavailable',
+      'unavailable: the database is unreachable; retry shortly',
+      { reason: 'database' },
+      { cause: this },
+    );
   }
 }
 

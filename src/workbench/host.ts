@@ -2,31 +2,27 @@ import type { Duplex } from 'node:stream';
 import type { EgressPolicy } from '../contract/index.js';
 import {
   type Authority,
-  callDigest,
   checkActionAuthority,
   type DispatchResult,
   type Envelope,
   okResult,
   resultFromError,
   type Toolchain,
-  WorkbenchError,
 } from '../contract/index.js';
 import { CommandQueue, DEFAULT_LIVENESS_MS, livenessRule } from '../queue/index.js';
 import { sweepRunnerLeftovers } from '../sandbox/index.js';
-import { CallIdConflict, type Command, StoreError } from '../store/index.js';
+import { CallIdConflict, type Command } from '../store/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/index.js';
 import {
   type ExecPayload,
   execPayload,
-  prepareBuild,
-  prepareExec,
   removeStagesBefore,
   stagedBytes,
   UPLOAD_IDLE_MS,
   uploadStageDir,
 } from './actions/index.js';
 import { callIdConflictError, FileCallKeys } from './call-keys.js';
-import { awaitCommand } from './command-answer.js';
+import { type CommandCallsDeps, commandCall } from './command-calls.js';
 import { executeCommand } from './command-executor.js';
 import { type FileCallsDeps, fileCall } from './file-calls.js';
 import type { DispatchOptions, WorkbenchHostDeps } from './host-deps.js';
@@ -61,18 +57,6 @@ export const HOST_LIFECYCLE = defineStateMachine<HostState>('workbench-host', 's
 /** Default of {@link WorkbenchHostDeps.handoffWaitMs}. */
 export const DEFAULT_HANDOFF_WAIT_MS = 30_000;
 
-/** Store failures a caller can act on by retrying; everything else is internal. */
-function translate(err: unknown): unknown {
-  if (err instanceof StoreError && err.code === 'unavailable') {
-    return new WorkbenchError(
-      'unavailable',
-      'unavailable: the database is unreachable; retry shortly',
-    );
-  }
-  if (err instanceof CallIdConflict) return callIdConflictError(err.record);
-  return err;
-}
-
 /**
  * What a workbench node does with one `workbenchHost` call, on the local and the
  * forwarded path alike. The envelope comes parsed and admitted from the process's
@@ -85,11 +69,12 @@ function translate(err: unknown): unknown {
  * Durability: the manifest in Postgres plus the bytes in the object store are the
  * workspace; the directory is a warm copy, reconciled before every action (cheaply
  * when this node wrote the latest version) and synced after every mutating one, as
- * the workspace's holder (`lifecycle/workspace-access.ts`). `exec` goes through the durable
- * command queue; its executor runs on the holder's worker. A system-authority `build`
- * is one more such command, its text made by `actions/build.ts`, refused with
- * `build_unavailable` when this node's sandbox lacks a build tool (see
- * `toolchain-probe.ts`). Operations on one run are serialized on a node.
+ * the workspace's holder (`lifecycle/workspace-access.ts`). `exec` goes through the
+ * durable command queue (`command-calls.ts`); its executor runs on the holder's
+ * worker. A system-authority `build` is one more such command, its text made by
+ * `actions/build.ts`, refused with `build_unavailable` when this node's sandbox lacks
+ * a build tool (see `toolchain-probe.ts`). Operations on one run are serialized on a
+ * node. A failure is answered by the contract's converter, whichever action met it.
  *
  * Lifecycle: `serving -> draining -> stopped`. Draining claims nothing new, lets
  * running commands finish, and hands each workspace off as soon as nothing of this
@@ -118,6 +103,8 @@ export class WorkbenchHost {
   private readonly versions: VersionCalls;
   /** What the file actions run with. */
   private readonly files: FileCallsDeps;
+  /** What `exec` and `build` run with. */
+  private readonly commands: CommandCallsDeps;
 
   constructor(private readonly deps: WorkbenchHostDeps) {
     this.callKeys = new FileCallKeys({ db: deps.db, nodeId: deps.nodeId, log: deps.log });
@@ -231,6 +218,19 @@ export class WorkbenchHost {
         ),
       log: deps.log,
     });
+    this.commands = {
+      db: deps.db,
+      nodeId: deps.nodeId,
+      exec: deps.exec,
+      access: this.access,
+      queue: this.queue,
+      pollIntervalMs: deps.queue.pollIntervalMs,
+      handoffWaitMs: deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
+      toolchainSettled: () => this.toolchainSettled(),
+      serving: () => this.lifecycle.state === 'serving',
+      start: () => this.start(),
+      log: deps.log,
+    };
   }
 
   /**
@@ -383,7 +383,10 @@ export class WorkbenchHost {
       try {
         return await work();
       } catch (raw) {
-        const err = translate(raw);
+        // A key that names another call is the store's finding; every other failure is
+        // answered by the one converter (an outage of the database or the object store
+        // as `unavailable`, whichever action met it).
+        const err = raw instanceof CallIdConflict ? callIdConflictError(raw.record) : raw;
         const result = resultFromError(err);
         if (result.errorCode === 'internal') log.error({ err }, 'workbench call failed');
         else log.info({ errorCode: result.errorCode }, 'workbench call refused');
@@ -393,7 +396,7 @@ export class WorkbenchHost {
     // A command's key is recorded with its command, a process's with its process; a file
     // action's here.
     if (envelope.action === 'exec' || envelope.action === 'build') {
-      return answer(async () => okResult(await this.command(envelope, options)));
+      return answer(async () => okResult(await commandCall(this.commands, envelope, options)));
     }
     if (isProcessEnvelope(envelope)) {
       return answer(async () => {
@@ -423,60 +426,5 @@ export class WorkbenchHost {
     if (command === null) return null;
     if (command.status === 'queued' || command.status === 'running') return command;
     return execPayload(command);
-  }
-
-  /** An `exec` or `build`: checked, enqueued as a durable command, and its answer awaited. */
-  private async command(
-    envelope: Extract<Envelope, { action: 'exec' | 'build' }>,
-    options: DispatchOptions,
-  ): Promise<unknown> {
-    const { run, live } = await this.access.look(envelope.runId);
-    // Refusals that need no workspace come before one is provisioned. A build waits for
-    // the toolchain probe (bounded) rather than refuse while it runs.
-    const exec =
-      envelope.action === 'exec'
-        ? prepareExec(this.deps.exec, envelope.args)
-        : prepareBuild(
-            this.deps.exec,
-            envelope.args,
-            await this.toolchainSettled(),
-            this.deps.nodeId,
-          );
-    if (this.lifecycle.state !== 'serving') throw nodeStoppingRefusal(this.deps.nodeId);
-    const ws = await this.access.ensure(run, 'call', live);
-    this.start();
-    const { command } = await this.queue.enqueue(
-      {
-        runId: run.id,
-        workspaceId: ws.workspace.id,
-        ownerUserId: run.ownerUserId,
-        conversationId: run.conversationId,
-        callId: envelope.callId ?? null,
-        ...(envelope.callId === undefined
-          ? {}
-          : {
-              call: {
-                action: envelope.action,
-                digest: callDigest(envelope),
-                nodeId: this.deps.nodeId,
-              },
-            }),
-        request: exec.request,
-        timeoutMs: exec.timeoutMs,
-      },
-      { claimHere: true },
-    );
-    return awaitCommand(
-      {
-        queue: this.queue,
-        db: this.deps.db,
-        nodeId: this.deps.nodeId,
-        pollIntervalMs: this.deps.queue.pollIntervalMs,
-        handoffWaitMs: this.deps.handoffWaitMs ?? DEFAULT_HANDOFF_WAIT_MS,
-        log: this.deps.log,
-      },
-      command,
-      options,
-    );
   }
 }

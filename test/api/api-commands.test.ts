@@ -1,6 +1,6 @@
 import t from 'tap';
 import { parseCommandListQuery } from '../../src/api/command-list.js';
-import { ApiError } from '../../src/api/http-io.js';
+import { ApiError } from '../../src/api/http-errors.js';
 import { WorkbenchClient } from '../../src/client/index.js';
 import { envelope, startApiHarness } from './api-support.js';
 

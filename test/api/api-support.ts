@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import { AgentDispatcher } from '../../src/agent/index.js';
 import { type ApiDeps, localFleet, startApiServer } from '../../src/api/index.js';
 import type { DispatchResult } from '../../src/contract/index.js';
-import { FsObjectStore } from '../../src/objects/index.js';
+import { FsObjectStore, type ObjectStore } from '../../src/objects/index.js';
 import { countLiveCommands, createApiToken, type Db, openDb } from '../../src/store/index.js';
 import { WorkbenchHost } from '../../src/workbench/host.js';
 import { bwrapHostDeps } from '../support/bwrap-host.js';
@@ -22,7 +22,7 @@ export type DispatchAnswer = { ok: boolean; errorCode?: string; message?: string
 export interface ApiHarness {
   url: string;
   db: Db;
-  objects: FsObjectStore;
+  objects: ObjectStore;
   host: WorkbenchHost;
   /**
    * The answers the workbench host gave, by `callId`, as it gave them: a call the API
@@ -61,6 +61,8 @@ export async function startApiHarness(
   options: {
     /** API dependencies beyond the harness's own (the egress bounds, a hook). */
     api?: Partial<Pick<ApiDeps, 'egress' | 'onRunNetworkChanged'>>;
+    /** The object store of the API and the workbench; default a filesystem store. */
+    objects?: ObjectStore;
   } = {},
 ): Promise<ApiHarness> {
   const database = await createTestDatabase();
@@ -71,7 +73,7 @@ export async function startApiHarness(
   await chmod(base, 0o755);
   t.teardown(() => rm(base, { recursive: true, force: true }));
   const root = join(base, 'workbenches');
-  const objects = new FsObjectStore({ baseDir: join(base, 'objects') });
+  const objects = options.objects ?? new FsObjectStore({ baseDir: join(base, 'objects') });
   const log = pino({ level: 'silent' });
   const host = new WorkbenchHost(
     await bwrapHostDeps(

@@ -3,7 +3,11 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { renderConfigTable } from '../../src/config/index.js';
-import { renderActionReference, TOOL_ACTION_NAMES } from '../../src/contract/index.js';
+import {
+  renderActionReference,
+  renderErrorReference,
+  TOOL_ACTION_NAMES,
+} from '../../src/contract/index.js';
 import {
   renderAllowlistTable,
   SENSITIVE_VARIABLES,
@@ -99,6 +103,12 @@ t.test('docs/actions.md carries the current action reference', async (t) => {
   t.ok(doc('actions.md').includes(reference), 'regenerate it with renderActionReference()');
   for (const action of TOOL_ACTION_NAMES) t.match(reference, `**\`${action}\`**`);
   t.notMatch(reference, '`build`', 'the system-only build is not offered');
+});
+
+t.test('docs/api.md carries the current error code table', async (t) => {
+  const table = renderErrorReference();
+  t.ok(doc('api.md').includes(table), 'regenerate it with renderErrorReference()');
+  t.match(table, '| `unavailable` | 503 |', 'each code with its HTTP status');
 });
 
 t.test('the README names its two commands and they exist', async (t) => {

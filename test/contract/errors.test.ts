@@ -1,14 +1,20 @@
 import t from 'tap';
 import {
+  codeForHttpStatus,
+  DependencyError,
   ERROR_CODE_LIST,
   ERROR_CODES,
   errorCategory,
+  errorFromResult,
   errorResult,
+  httpStatusOf,
   INTERNAL_ERROR_MESSAGE,
   isErrorCode,
+  isRetryable,
   okResult,
   resultFromError,
   WorkbenchError,
+  workbenchErrorOf,
 } from '../../src/contract/index.js';
 
 const REQUIRED_CODES = [
@@ -122,4 +128,83 @@ t.test('resultFromError keeps WorkbenchError and hides everything else', async (
     t.notOk('payload' in result);
     t.notMatch(JSON.stringify(result), /hunter2|stack|at /);
   }
+});
+
+t.test('every code has one HTTP status, and its retry intent', async (t) => {
+  for (const code of ERROR_CODE_LIST) {
+    const status = httpStatusOf(code);
+    t.ok(status >= 400 && status < 600, `${code} answers an error status`);
+    t.equal(typeof isRetryable(code), 'boolean');
+    if (errorCategory(code) === 'dependency') t.ok(isRetryable(code), `${code} may be retried`);
+    if (errorCategory(code) === 'caller' || errorCategory(code) === 'policy') {
+      t.notOk(isRetryable(code), `${code} is not retried unchanged`);
+      // The port route is a gateway: nothing listening behind it is a 502, as a proxy says.
+      if (code !== 'port_not_listening') t.ok(status < 500, `${code} is the caller's: a 4xx`);
+    }
+  }
+  const sample: [string, number][] = [
+    ['invalid_arguments', 400],
+    ['unauthenticated', 401],
+    ['forbidden', 403],
+    ['person_required', 403],
+    ['not_found', 404],
+    ['path_not_found', 404],
+    ['version_not_found', 404],
+    ['run_ended', 409],
+    ['call_id_conflict', 409],
+    ['payload_too_large', 413],
+    ['workspace_quota_exceeded', 413],
+    ['internal', 500],
+    ['port_not_listening', 502],
+    ['unavailable', 503],
+    ['no_workbench_peer', 503],
+  ];
+  for (const [code, status] of sample) t.equal(httpStatusOf(code as never), status, code);
+});
+
+t.test('a bare HTTP status reads back as the code it stands for', async (t) => {
+  for (const status of [400, 401, 403, 404, 409, 413, 500, 503]) {
+    t.equal(httpStatusOf(codeForHttpStatus(status)), status, `${status} round-trips`);
+  }
+  t.equal(codeForHttpStatus(502), 'unavailable', 'a gateway that reached no server');
+  t.equal(codeForHttpStatus(504), 'unavailable');
+  t.equal(codeForHttpStatus(418), 'internal');
+});
+
+/** A dependency's failure as its edge translates one. */
+class FakeOutage extends DependencyError {
+  constructor(readonly down: boolean) {
+    super('connect ECONNREFUSED 10.0.0.7:5432 (postgres://admin:hunter2@db)');
+  }
+  answer(): WorkbenchError | null {
+    return this.down
+      ? new WorkbenchError('unavailable', 'unavailable: the thing is down', { reason: 'thing' })
+      : null;
+  }
+}
+
+t.test('a dependency error answers what its edge says, and nothing of its own', async (t) => {
+  t.strictSame(resultFromError(new FakeOutage(true)), {
+    ok: false,
+    errorCode: 'unavailable',
+    message: 'unavailable: the thing is down',
+    payload: { reason: 'thing' },
+  });
+  const bug = resultFromError(new FakeOutage(false));
+  t.strictSame(bug, { ok: false, errorCode: 'internal', message: INTERNAL_ERROR_MESSAGE });
+  t.notMatch(JSON.stringify(bug), /hunter2|ECONNREFUSED/);
+  const known = new WorkbenchError('invalid_path', 'invalid_path: x');
+  t.equal(workbenchErrorOf(known), known, 'a WorkbenchError is itself');
+  t.equal(workbenchErrorOf(new Error('boom')).code, 'internal');
+});
+
+t.test('a failure converts back to the error it was', async (t) => {
+  const failure = errorResult('call_id_conflict', 'call_id_conflict: used', { callId: 'c1' });
+  const err = errorFromResult(failure);
+  t.ok(err instanceof WorkbenchError);
+  t.strictSame(
+    [err.code, err.message, err.payload],
+    ['call_id_conflict', failure.message, { callId: 'c1' }],
+  );
+  t.strictSame(resultFromError(err), failure, 'and round-trips');
 });

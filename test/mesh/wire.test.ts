@@ -1,7 +1,13 @@
-import type { ServiceDefinition } from '@grpc/grpc-js';
+import { type ServiceDefinition, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import t from 'tap';
-import { errorResult, okResult, systemAuthority, userAuthority } from '../../src/contract/index.js';
+import {
+  errorResult,
+  okResult,
+  systemAuthority,
+  userAuthority,
+  WorkbenchError,
+} from '../../src/contract/index.js';
 import {
   decodeFrame,
   encodeFrame,
@@ -16,9 +22,16 @@ import {
   packageVersion,
   protoDir,
 } from '../../src/mesh/proto.js';
-import { responseFrame } from '../../src/mesh/server-session.js';
 import { authorityFromWire, authorityToWire } from '../../src/mesh/wire-authority.js';
-import { answerFromResult, resultFromResponse } from '../../src/mesh/workbench-service.js';
+import {
+  answerFromError,
+  answerFromResult,
+  errorFromResponse,
+  responseFrame,
+  resultFromResponse,
+  streamRefusal,
+} from '../../src/mesh/wire-errors.js';
+import { ObjectStoreUnavailableError } from '../../src/objects/index.js';
 
 const method = loadMeshProtos().nodeService.Stream!;
 const roundTrip = (f: Frame) =>
@@ -265,6 +278,35 @@ t.test('dispatch results survive the wire', async (t) => {
     }),
     { ok: false, errorCode: 'internal' },
   );
+});
+
+t.test('a thrown error crosses as the code it answers, and comes back as its error', async (t) => {
+  const outage = resultFromResponse(
+    responseFrame('1', answerFromError(new ObjectStoreUnavailableError('s3 at 10.0.0.9 down'))),
+  );
+  t.match(outage, { ok: false, errorCode: 'unavailable', payload: { reason: 'object_store' } });
+  t.notMatch(JSON.stringify(outage), '10.0.0.9', 'the foreign message stays on the node');
+  const bug = resultFromResponse(responseFrame('1', answerFromError(new Error('boom'))));
+  t.match(bug, { ok: false, errorCode: 'internal' });
+  const back = errorFromResponse(
+    responseFrame(
+      '1',
+      answerFromResult(errorResult('port_not_listening', 'port_not_listening: 9')),
+    ),
+  );
+  t.ok(back instanceof WorkbenchError);
+  t.equal(back.code, 'port_not_listening');
+});
+
+t.test('a refused stream ends with the gRPC status of its code', async (t) => {
+  t.same(streamRefusal('unauthenticated', 'unauthenticated: x'), {
+    code: status.UNAUTHENTICATED,
+    details: 'unauthenticated: x',
+  });
+  t.equal(streamRefusal('unavailable', 'u').code, status.UNAVAILABLE);
+  t.equal(streamRefusal('invalid_arguments', 'i').code, status.INVALID_ARGUMENT);
+  t.equal(streamRefusal('forbidden', 'f').code, status.PERMISSION_DENIED);
+  t.equal(streamRefusal('internal', 'b').code, status.INTERNAL);
 });
 
 t.test('the proto loads from the package root, compiled or not', async (t) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { Test } from 'tap';
 import { type DispatchResult, userAuthority } from '../../src/contract/index.js';
-import { FsObjectStore } from '../../src/objects/index.js';
+import { FsObjectStore, type ObjectStore } from '../../src/objects/index.js';
 import { BwrapRunner } from '../../src/sandbox/bwrap/index.js';
 import { SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { createRun, type Db, openDb } from '../../src/store/index.js';
@@ -27,7 +27,7 @@ export interface BwrapHostPlace {
   nodeId: string;
   /** `$MEMQL_WORKBENCH_ROOT`. */
   workbenchRoot: string;
-  objects: FsObjectStore;
+  objects: ObjectStore;
 }
 
 /** What a test may set beyond the defaults of {@link bwrapHostDeps}. */

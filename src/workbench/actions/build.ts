@@ -24,9 +24,9 @@ import {
   canBuild,
   DEFAULT_BUILD_SCRIPT,
   type ExecRequest,
+  errorFromResult,
   replicaBuildState,
   type Toolchain,
-  WorkbenchError,
 } from '../../contract/index.js';
 import { requireRunner } from '../../sandbox/index.js';
 import type { ExecDeps } from './exec.js';
@@ -89,7 +89,7 @@ export function prepareBuild(
   requireRunner(deps.runner);
   if (!canBuild(toolchain)) {
     const refusal = buildUnavailable([replicaBuildState(nodeId, toolchain)]);
-    throw new WorkbenchError(refusal.errorCode, refusal.message, refusal.payload);
+    throw errorFromResult(refusal);
   }
   return {
     request: { command: buildCommandText(args), env: { ...BUILD_ENV } },

@@ -22,9 +22,10 @@ import {
   type ExpectedOutputResult,
   INTERNAL_ERROR_MESSAGE,
   WorkbenchError,
+  workbenchErrorOf,
 } from '../../contract/index.js';
 import type { FileContext } from '../../files/index.js';
-import { isObjectStoreError, type ObjectStore } from '../../objects/index.js';
+import type { ObjectStore } from '../../objects/index.js';
 import type { NewArtifact } from '../../store/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import { storeArtifact } from './promote-artifact.js';
@@ -62,23 +63,27 @@ export async function storeExpectedOutputs(
   return promoted;
 }
 
-/** Why one output was not stored, as its result says it. */
+/**
+ * Why one output was not stored, as its result says it: the code the failure answers
+ * anywhere (an object store outage is `unavailable`, as `promote_artifact` answers it).
+ */
 function outputError(
   log: Logger,
   command: { id: string; runId: string },
   err: unknown,
 ): { code: string; message: string } {
   if (err instanceof WorkbenchError) return { code: err.code, message: err.message };
-  if (isObjectStoreError(err)) {
-    log.warn(
-      { runId: command.runId, commandId: command.id, objectStoreCode: err.code },
-      'an expected output could not be stored',
-    );
-    return {
-      code: 'unavailable',
-      message: `unavailable: the object store failed (${err.code}) while storing this output; the file is kept in the workspace, so promote it with promote_artifact`,
-    };
+  const known = workbenchErrorOf(err);
+  if (known.code === 'internal') {
+    log.error({ err, runId: command.runId, commandId: command.id }, 'expected output failed');
+    return { code: 'internal', message: INTERNAL_ERROR_MESSAGE };
   }
-  log.error({ err, runId: command.runId, commandId: command.id }, 'expected output failed');
-  return { code: 'internal', message: INTERNAL_ERROR_MESSAGE };
+  log.warn(
+    { err, runId: command.runId, commandId: command.id },
+    'an expected output could not be stored',
+  );
+  return {
+    code: known.code,
+    message: `${known.message}; the file is kept in the workspace, so promote it with promote_artifact`,
+  };
 }
