@@ -180,7 +180,9 @@ sub request { my $hdr = readn($REQ, 4); exit 0 unless defined $hdr;
   if ($kind eq 'W') { $p->{inbuf} .= $payload if $p->{in}; }
   elsif ($kind eq 'E') { if ($p->{pty}) { $p->{inbuf} .= "\x04"; } else { $p->{eof} = 1; } }
   elsif ($kind eq 'Z') { my ($rows, $cols) = unpack('n n', $payload); winsize($p->{out}, $rows, $cols) if $p->{pty}; }
-  elsif ($kind eq 'K') { my $sig = unpack('C', $payload); kill $sig, -$p->{pid} if !defined $p->{status}; }
+  elsif ($kind eq 'K') { my $sig = unpack('C', $payload);
+    # Before the child's setsid its group does not exist yet: the child itself is signalled.
+    if (!defined $p->{status}) { kill($sig, -$p->{pid}) or kill($sig, $p->{pid}); } }
   else { exit 123; } }
 emit('S');
 my $settled;

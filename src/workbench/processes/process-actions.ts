@@ -11,6 +11,8 @@
 
 import {
   type ActionArgs,
+  isCallerGone,
+  isNodeStopping,
   type OutputSink,
   type ProcessOutputPayload,
   type ProcessStartPayload,
@@ -223,7 +225,7 @@ export class ProcessActions {
     } finally {
       for (const cleanup of cleanups) cleanup();
     }
-    signal?.throwIfAborted();
+    if (signal?.aborted) throw waitEnded(row.id, signal.reason);
     return processView(await this.#own(runId, args.processId));
   }
 
@@ -281,4 +283,21 @@ function wholeUtf8(bytes: Buffer, atEnd: boolean): number {
     return bytes.length;
   }
   return bytes.length;
+}
+
+/**
+ * The answer of a wait whose call ended first: its caller went away, its node stops, or
+ * it was aborted. The process goes on; nobody may be reading this, and it is no fault.
+ */
+function waitEnded(processId: string, reason: unknown): WorkbenchError {
+  const why = isCallerGone(reason)
+    ? 'caller_gone'
+    : isNodeStopping(reason)
+      ? 'node_stopping'
+      : 'aborted';
+  return new WorkbenchError(
+    'unavailable',
+    `unavailable: the wait for process ${processId} ended before the process did (${why}); the process goes on: wait again with process_wait`,
+    { processId, reason: why },
+  );
 }
