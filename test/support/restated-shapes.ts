@@ -66,10 +66,11 @@ function isAnswerCall(node: ts.Expression): boolean {
 
 /**
  * The client-declared types a client restates instead of re-exporting them from the
- * contract: one message per finding, naming the file and the type.
+ * contract: one message per finding, naming the file and the type. The client's rooms
+ * (its subdirectories, such as the ComputeSDK provider) are read too.
  */
 export function restatedShapes(clientDir: string, contractIndex: string): string[] {
-  const clientFiles = readdirSync(clientDir)
+  const clientFiles = readdirSync(clientDir, { recursive: true, encoding: 'utf8' })
     .filter((n) => n.endsWith('.ts') && !n.endsWith('.d.ts'))
     .map((n) => join(clientDir, n));
   const program = ts.createProgram([...clientFiles, contractIndex], {
