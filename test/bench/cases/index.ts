@@ -7,6 +7,7 @@
 import type { BenchContext } from '../context.js';
 import type { Row } from '../harness.js';
 import { bulkFiles } from './bulk-files.js';
+import { computeSdk } from './computesdk.js';
 import { cpuBomb } from './cpu-bomb.js';
 import { docker } from './docker.js';
 import { egress } from './egress.js';
@@ -45,4 +46,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 13, name: 'processes', run: processes },
   { id: 14, name: 'port route', run: ports },
   { id: 15, name: 'versions', run: versions },
+  { id: 16, name: 'computesdk', run: computeSdk },
 ];
