@@ -25,7 +25,8 @@ export interface LocalNode {
 /** Starts a local node and waits for its "ready."; stopped (SIGINT) when the case ends. */
 export async function startLocalNode(ctx: BenchContext): Promise<LocalNode> {
   const dataDir = await ctx.dir('local-node');
-  const { url } = await ctx.openDb();
+  // A scratch database on the bench's server; with none, PGlite in the node's data directory.
+  const url = ctx.database.kind === 'postgres' ? (await ctx.openDb()).url : null;
   const child = spawn(process.execPath, [nodeMain('local')], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -17,7 +17,10 @@ export const TIMEOUT_EXIT_CODE = 124;
 /** The exit code of a command that never ran to an exit of its own (cancelled, lost). */
 export const NO_EXIT_CODE = -1;
 
-/** What `exec` takes from a ComputeSDK command and its options (`process_start` all but the time limit). */
+/**
+ * What `exec` takes from a ComputeSDK command and its options (`process_start` takes all
+ * but the time limit).
+ */
 export type CommandArgs = Pick<ActionArgsInput<'exec'>, 'command' | 'cwd' | 'env' | 'timeoutMs'>;
 
 /**

@@ -3,7 +3,8 @@
  * `fs_write`, `fs_list` and `fs_delete`, every path through {@link workspacePath}.
  * `mkdir` runs `mkdir -p` in the sandbox (an `exec`): the file actions make parent
  * directories as they write, and a directory with no file in it is not kept durably,
- * but it is there for the run's next calls, as a caller who made it expects.
+ * but it is there for the run's next calls while the run's copy stays warm, as a
+ * caller who made it expects.
  *
  * @module
  */
