@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { localBanner } from '../support/local-node.js';
 import { nodeMain } from '../support/node-process.js';
 import type { BenchContext } from './context.js';
 
@@ -68,8 +69,6 @@ export async function startLocalNode(ctx: BenchContext): Promise<LocalNode> {
     child.stdout?.on('data', onData);
     child.once('exit', onExit);
   });
-  const baseUrl = /API: +(http:\/\/\S+?)\/v1/.exec(banner)?.[1];
-  const token = /^\s*token: +(mqt_\S+)/m.exec(banner)?.[1];
-  if (!baseUrl || !token) throw new Error(`no API address or token in:\n${banner}`);
+  const { baseUrl, token } = localBanner(banner);
   return { baseUrl, token };
 }

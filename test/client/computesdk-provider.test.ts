@@ -1,12 +1,9 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { compute } from 'computesdk';
 import t from 'tap';
 import { memqlWorkbench, PROVIDER_NAME } from '../../src/client/computesdk/index.js';
 import { ClientError, WorkbenchClient } from '../../src/client/index.js';
 import { isRunId } from '../../src/contract/index.js';
-import { nodeMain, spawnNode } from '../support/node-process.js';
+import { servingLocalNode } from '../support/local-node.js';
 
 /**
  * The ComputeSDK provider against a real local node (as `npm start` runs it, on a
@@ -17,19 +14,8 @@ import { nodeMain, spawnNode } from '../support/node-process.js';
 
 t.setTimeout(300_000);
 
-const cwd = await mkdtemp(join(tmpdir(), 'memql-computesdk-node-'));
-t.teardown(() => rm(cwd, { recursive: true, force: true }));
-// bwrap runs commands as uid 10001: the workspace's parent directories must be searchable.
-await chmod(cwd, 0o755);
-const node = spawnNode(t, 'local', nodeMain('local'), {
-  MEMQL_HTTP_LISTEN: '127.0.0.1:0',
-  MEMQL_DATA_DIR: join(cwd, '.data'),
-});
-await node.waitFor(() => node.other.find((l) => l.startsWith('ready.')), '"ready."', 120_000);
-const printed = node.other.join('\n');
-const baseUrl = /API: +(http:\/\/\S+?)\/v1/.exec(printed)?.[1];
-const token = /^\s*token: +(mqt_\S+)/m.exec(printed)?.[1];
-if (!baseUrl || !token) throw new Error(`no address or token in:\n${printed}`);
+const { node, banner } = await servingLocalNode(t, 'memql-computesdk-node-');
+const { baseUrl, token } = banner;
 
 const client = new WorkbenchClient({ baseUrl, token });
 const sdk = compute({ provider: memqlWorkbench({ baseUrl, token }) });

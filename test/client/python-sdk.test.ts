@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +12,7 @@ import {
   ERROR_CODES,
   TOOL_ACTION_NAMES,
 } from '../../src/contract/index.js';
-import { finished } from '../support/local-node.js';
-import { nodeMain, spawnNode } from '../support/node-process.js';
+import { finished, servingLocalNode } from '../support/local-node.js';
 import { stalePythonSdkFiles } from '../support/python-sdk-files.js';
 import { codeBlocks, docSection } from '../support/readme.js';
 
@@ -64,20 +63,9 @@ function venv(tool: string, args: string[], env: Record<string, string> = {}) {
 }
 
 // A local node as `npm start` runs it, on a data directory of its own.
-const cwd = await mkdtemp(join(tmpdir(), 'memql-python-node-'));
-t.teardown(() => rm(cwd, { recursive: true, force: true }));
-// bwrap runs commands as uid 10001: the workspace's parent directories must be searchable.
-await chmod(cwd, 0o755);
-const node = spawnNode(t, 'local', nodeMain('local'), {
-  MEMQL_HTTP_LISTEN: '127.0.0.1:0',
-  MEMQL_DATA_DIR: join(cwd, '.data'),
-});
-await node.waitFor(() => node.other.find((l) => l.startsWith('ready.')), '"ready."', 120_000);
-const printed = node.other.join('\n');
-const url = /API: +(http:\/\/\S+?)\/v1/.exec(printed)?.[1];
-const token = /^\s*token: +(mqt_\S+)/m.exec(printed)?.[1];
-const person = /MEMQL_TOKEN=(mqp_\S+)/.exec(printed)?.[1];
-if (!url || !token || !person) throw new Error(`no address or tokens in:\n${printed}`);
+const { node, banner } = await servingLocalNode(t, 'memql-python-node-');
+const { baseUrl: url, token, personToken: person } = banner;
+if (!person) throw new Error('the local node printed no person token');
 const nodeEnv = { MEMQL_URL: url, MEMQL_TOKEN: token, MEMQL_PERSON_TOKEN: person };
 const client = new WorkbenchClient({ baseUrl: url, token });
 

@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+import { type NodeProcess, spawnNode } from './node-process.js';
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The local node's, the agent's and the CLI's compiled entry points. */
@@ -87,4 +91,42 @@ export function memqlAs(url: string, token: string, ...argv: string[]) {
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
+}
+
+/** What a local node's start banner says. */
+export interface LocalBanner {
+  /** The API's address, without `/v1`. */
+  readonly baseUrl: string;
+  /** The agent token it printed. */
+  readonly token: string;
+  /** The person token it printed, when it printed one. */
+  readonly personToken: string | undefined;
+}
+
+/** Reads the API address and the tokens from a local node's banner; throws when it has none. */
+export function localBanner(printed: string): LocalBanner {
+  const baseUrl = /API: +(http:\/\/\S+?)\/v1/.exec(printed)?.[1];
+  const token = /^\s*token: +(mqt_\S+)/m.exec(printed)?.[1];
+  if (!baseUrl || !token) throw new Error(`no API address or token in:\n${printed}`);
+  return { baseUrl, token, personToken: /MEMQL_TOKEN=(mqp_\S+)/.exec(printed)?.[1] };
+}
+
+/**
+ * A local node as `npm start` runs it, on a data directory of its own under a new
+ * temporary directory (removed when `t` ends), once it has said "ready.".
+ */
+export async function servingLocalNode(
+  t: Test,
+  prefix: string,
+): Promise<{ node: NodeProcess; banner: LocalBanner }> {
+  const cwd = await mkdtemp(join(tmpdir(), prefix));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  // bwrap runs commands as uid 10001: the workspace's parent directories must be searchable.
+  await chmod(cwd, 0o755);
+  const node = spawnNode(t, 'local', localMain, {
+    MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+    MEMQL_DATA_DIR: join(cwd, '.data'),
+  });
+  await node.waitFor(() => node.other.find((l) => l.startsWith('ready.')), '"ready."', 120_000);
+  return { node, banner: localBanner(node.other.join('\n')) };
 }
