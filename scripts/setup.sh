@@ -3,7 +3,8 @@
 #
 #   npm run setup && npm start
 #
-# Node.js dependencies (`npm ci`, only when node_modules differs from
+# As root, Node.js 24 when the machine's is older than 22 (scripts/setup/install-node.sh),
+# then Node.js dependencies (`npm ci`, only when node_modules differs from
 # package-lock.json) and, as root with apt-get, bubblewrap and what the sandbox runner
 # uses beside it (scripts/setup/install-sandbox.sh --node). As an ordinary user it
 # installs no system package: without bubblewrap it says what to run with sudo, and
@@ -14,6 +15,9 @@ cd "$(dirname "$0")/.."
 
 say() { printf '[setup] %s\n' "$*"; }
 
+if [ "$(id -u)" -eq 0 ]; then
+  bash scripts/setup/install-node.sh
+fi
 bash scripts/setup/install-node-modules.sh
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

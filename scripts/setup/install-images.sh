@@ -11,8 +11,9 @@
 # The Python package index is not reachable either, so the runner is built without
 # its pip packages (python-pptx); the tests read that from the image's label.
 #
-# Idempotent: the base is made only when missing; docker's build cache makes a rebuild
-# of unchanged stages cheap. Needs scripts/setup/install-docker.sh to have started dockerd.
+# Idempotent: the base is made only when missing or when its Node.js is not this
+# machine's; docker's build cache makes a rebuild of unchanged stages cheap. Needs
+# scripts/setup/install-docker.sh to have started dockerd.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -30,9 +31,13 @@ docker info >/dev/null 2>&1 || fail "dockerd does not answer: run scripts/setup/
 
 started=$(date +%s)
 
+# The base works when it runs node, npm and apt-get, and its Node.js is this machine's
+# (scripts/setup/install-node.sh may have replaced it since the base was made).
 base_works() {
-  docker run --rm --network none "$BASE" sh -c \
-    'node --version && npm --version && apt-get --version && test -f /usr/local/etc/npmrc && test "$(stat -c %a /)" = 755' \
+  local want
+  want="$(node --version)"
+  docker run --rm --network none -e "WANT=$want" "$BASE" sh -c \
+    'test "$(node --version)" = "$WANT" && npm --version && apt-get --version && test -f /usr/local/etc/npmrc && test "$(stat -c %a /)" = 755' \
     >/dev/null 2>&1
 }
 

@@ -20,6 +20,7 @@
  * | `GET /v1/runs/:runId/commands?status=&limit=&before=` | `{commands, nextBefore}`, newest first |
  * | `GET /v1/commands/:commandId` | `{command}` |
  * | `POST /v1/commands/:commandId/cancel` | `{command, effect}` (see `cancel-routes.ts`) |
+ * | `GET /v1/runs/:runId/calls/:callId` | `{command}`: the command a call with that `callId` queued |
  * | `POST /v1/runs/:runId/calls/:callId/cancel` | `{command, effect}`: the command a call queued |
  * | `GET /v1/workspaces?includeReleased=&limit=&before=` | `{workspaces, nextBefore}`, newest first |
  * | `GET /v1/artifacts?runId=` | `{artifacts}` |
@@ -59,7 +60,7 @@ import type { ApiDeps, RouteHandler } from './api-deps.js';
 import { auditRoute } from './audit-routes.js';
 import { authenticate, bearerToken } from './auth.js';
 import { cancelCallRoute, cancelCommandRoute } from './cancel-routes.js';
-import { listRunCommandsRoute } from './command-list.js';
+import { getCallCommandRoute, listRunCommandsRoute } from './command-list.js';
 import {
   approveConsentRoute,
   denyConsentRoute,
@@ -212,6 +213,11 @@ const ROUTES: Route[] = [
     method: 'POST',
     pattern: new RegExp(`^/v1/commands/${ID}/cancel$`),
     handler: cancelCommandRoute,
+  },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${ID}/calls/${ID}$`),
+    handler: getCallCommandRoute,
   },
   {
     method: 'POST',

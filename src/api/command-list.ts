@@ -2,7 +2,8 @@
  * `GET /v1/runs/:runId/commands`: a run's commands, newest first, a page at a time,
  * so a caller whose call was cut off before it learned the command id (and that sent
  * no `callId`) can find its command again. Items carry how each command ended but not
- * its output; `GET /v1/commands/:id` reads one whole.
+ * its output; `GET /v1/commands/:id` reads one whole, and
+ * `GET /v1/runs/:runId/calls/:callId` reads the one a call with that `callId` queued.
  *
  * Paging: each answer has `nextBefore`, the id to pass as `?before=` for the next
  * (older) page, or null on the last page.
@@ -11,13 +12,18 @@
  */
 
 import type { CommandPage } from '../contract/index.js';
-import { type CommandStatus, getCommand, listRunCommands } from '../store/index.js';
+import {
+  type CommandStatus,
+  getCommand,
+  getCommandByCallId,
+  listRunCommands,
+} from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { invalidField } from './http-errors.js';
+import { ApiError, invalidField } from './http-errors.js';
 import { sendJson } from './http-io.js';
 import { type PageQuery, parsePageQuery } from './page-query.js';
 import { ownRun } from './run-routes.js';
-import { commandSummaryView } from './views.js';
+import { commandSummaryView, commandView } from './views.js';
 
 const STATUSES = Object.keys({
   queued: true,
@@ -54,4 +60,22 @@ export async function listRunCommandsRoute(ctx: RouteContext): Promise<void> {
     nextBefore: rows.length > query.limit ? page[page.length - 1]!.id : null,
   };
   sendJson(ctx.res, 200, answer);
+}
+
+/**
+ * `GET /v1/runs/:runId/calls/:callId`: `{command}`, whole, the command the call with that
+ * `callId` queued, so a caller cut off before its answer finds it again by the key it
+ * chose. Another user's run, or a call that queued no command, is not_found.
+ */
+export async function getCallCommandRoute(ctx: RouteContext): Promise<void> {
+  const run = await ownRun(ctx, ctx.params[0]!);
+  const callId = ctx.params[1]!;
+  const command = await getCommandByCallId(ctx.deps.db, run.id, callId);
+  if (command === null) {
+    throw new ApiError(
+      'not_found',
+      `not_found: no command was queued in run "${run.id}" with callId "${callId}"; only exec and build calls queue one (GET /v1/runs/${run.id}/commands lists the run's commands)`,
+    );
+  }
+  sendJson(ctx.res, 200, { command: commandView(command) });
 }

@@ -226,6 +226,16 @@ export class WorkbenchClient {
   }
 
   /**
+   * Read the command the call with key `callId` queued in run `runId`, whole: how a
+   * caller cut off before its answer finds the command by the key it chose.
+   */
+  async getCallCommand(runId: string, callId: string): Promise<CommandRecord> {
+    const path = `/v1/runs/${enc(runId, 'runId')}/calls/${enc(callId, 'callId')}`;
+    const body = await this.http.json('GET', path);
+    return field<CommandRecord>(body, 'command');
+  }
+
+  /**
    * One page of a run's commands, newest first, without their output: how a caller
    * finds a command whose call was cut off before it learned the id. Page on with
    * `before: page.nextBefore` until it is null.

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { WorkbenchClient } from '../../src/client/index.js';
 import { getCommand } from '../../src/store/index.js';
 import { eventually } from '../support/mesh.js';
 import { type DispatchAnswer, envelope, type Json, startApiHarness } from './api-support.js';
@@ -319,6 +320,41 @@ t.test('the cancel routes: by command id and by callId; only the owner', async (
   );
   t.equal(none.status, 404);
   t.match(none.body, { errorCode: 'not_found' });
+});
+
+t.test('a command is read by the callId of the call that queued it; only the owner', async (t) => {
+  const runId = await newRun(h.alice);
+  const ran = await h.json<Json>(h.alice, 'POST', '/v1/dispatch', {
+    ...envelope(runId, 'exec', { command: 'echo by-call' }),
+    callId: 'read-by-call',
+  });
+  t.equal(ran.body.ok, true, JSON.stringify(ran.body));
+  const read = await h.json<Json>(h.alice, 'GET', `/v1/runs/${runId}/calls/read-by-call`);
+  t.equal(read.status, 200);
+  t.match(read.body.command, {
+    id: ran.body.payload.commandId,
+    runId,
+    callId: 'read-by-call',
+    status: 'completed',
+    exitCode: 0,
+    stdout: 'by-call\n',
+  });
+  const bob = await h.json<Json>(h.bob, 'GET', `/v1/runs/${runId}/calls/read-by-call`);
+  t.equal(bob.status, 404, "another user's run reads as absent");
+  const none = await h.json<Json>(h.alice, 'GET', `/v1/runs/${runId}/calls/never-sent`);
+  t.equal(none.status, 404);
+  t.match(none.body, { errorCode: 'not_found', message: /callId "never-sent"/ });
+
+  const client = new WorkbenchClient({ baseUrl: h.url, token: h.alice });
+  t.same(
+    await client.getCallCommand(runId, 'read-by-call'),
+    read.body.command,
+    'the client reads it',
+  );
+  await t.rejects(client.getCallCommand(runId, 'never-sent'), {
+    name: 'ClientError',
+    code: 'not_found',
+  });
 });
 
 t.test('promote, list, download byte for byte; only promoted files are served', async (t) => {

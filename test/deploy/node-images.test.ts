@@ -131,3 +131,10 @@ t.test('the workbench image refuses an open gRPC port without a mesh token', asy
   t.match(r.stderr, /MEMQL_MESH_TOKEN/);
   t.match(r.stderr, /MEMQL_GRPC_LISTEN/);
 });
+
+t.test('every image runs the Node.js the tests run on (22 or later)', async (t) => {
+  for (const target of ['agent', 'workbench', 'workbench-runtime'] as const) {
+    const r = await shell(target, 'node --version');
+    t.equal(r.stdout.trim(), process.version, `${target} runs ${process.version}`);
+  }
+});

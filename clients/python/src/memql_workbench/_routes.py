@@ -120,6 +120,10 @@ def get_command(command_id: str) -> Call[CommandRecord]:
     return Call("GET", f"/v1/commands/{seg('commandId', command_id)}", parse=key("command"))
 
 
+def call_command(run_id: str, call_id: str) -> Call[CommandRecord]:
+    return Call("GET", _run(run_id, f"/calls/{seg('callId', call_id)}"), parse=key("command"))
+
+
 def cancel_command(command_id: str) -> Call[CancelAnswer]:
     return Call("POST", f"/v1/commands/{seg('commandId', command_id)}/cancel", body={})
 

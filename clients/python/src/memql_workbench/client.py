@@ -24,7 +24,7 @@ from ._sync_io import DispatchStream, download, iter_body
 from ._transport import DEFAULT_TIMEOUT, SyncTransport
 from ._wire import compact, dispatch_result, envelope, json_body, payload_of, query
 from .actions import SyncActions
-from .errors import CallerError, error_for
+from .errors import error_for
 from .events import CommandOutput, DownloadResult
 from .processes import ProcessClient
 from .tool import WorkbenchHost
@@ -351,11 +351,8 @@ class WorkbenchClient(SyncActions):
         return self._http.call(routes.get_command(command_id))
 
     def find_command(self, run_id: str, call_id: str) -> CommandRecord:
-        """The command the call with key ``call_id`` queued in the run (``not_found`` if none)."""
-        for command in self.iter_commands(run_id):
-            if command["callId"] == call_id:
-                return self.get_command(command["id"])
-        raise CallerError("not_found", f"not_found: no command of run {run_id} has callId {call_id!r}")
+        """The command the call with key ``call_id`` queued in the run, whole (``not_found`` if none)."""
+        return self._http.call(routes.call_command(run_id, call_id))
 
     def command_output(self, command_id: str) -> CommandOutput:
         """A command's output as bytes."""
