@@ -4,7 +4,7 @@
  *
  * | route | answer |
  * |---|---|
- * | `POST /v1/runs/:runId/processes` `{command, cwd?, env?, callId?}` | 201 `{process}` (200 when the `callId` replays) |
+ * | `POST /v1/runs/:runId/processes` `{command, cwd?, env?, pty?: {cols, rows}, callId?}` | 201 `{process}` (200 when the `callId` replays) |
  * | `GET /v1/runs/:runId/processes?running=&limit=` | `{processes}`, newest first |
  * | `GET /v1/runs/:runId/processes/:processId` | `{process}` |
  * | `GET …/:processId/output?stream=&offset=&maxBytes=&encoding=` | the `process_output` answer |
@@ -105,7 +105,7 @@ function boolParam(ctx: RouteContext, name: string): boolean {
 /** `POST /v1/runs/:runId/processes`. */
 export async function startProcessRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonObject(ctx.req, DISPATCH_BODY_LIMIT_BYTES);
-  rejectUnknownFields(body, ['command', 'cwd', 'env', 'callId']);
+  rejectUnknownFields(body, ['command', 'cwd', 'env', 'pty', 'callId']);
   const { callId, ...args } = body;
   if (callId !== undefined && (typeof callId !== 'string' || callId === '')) {
     throw invalidField('callId', 'expected a non-empty string');

@@ -374,6 +374,25 @@ t.test(
     await t.rejects(client.processes.signal(runId, started.processId), {
       code: 'process_not_running',
     });
+
+    // The route starts a process on a terminal too.
+    const onTerminal = await client.processes.start(runId, {
+      command: `python3 -c 'import os; print(*reversed(os.get_terminal_size()))'; cat`,
+      pty: { cols: 91, rows: 17 },
+    });
+    t.match(await client.processes.get(runId, onTerminal.processId), { pty: true });
+    let size = '';
+    for await (const piece of client.processes.follow(runId, onTerminal.processId)) {
+      size += piece.bytes.toString();
+      if (size.includes('17 91')) break;
+    }
+    t.match(size, '17 91', 'the terminal has the size asked for');
+    await client.processes.signal(runId, onTerminal.processId, 'SIGKILL');
+    const badSize = await json('POST', `/v1/runs/${runId}/processes`, {
+      command: 'cat',
+      pty: { cols: 0, rows: 24 },
+    });
+    t.match(badSize, { status: 400, body: { errorCode: 'invalid_arguments' } });
   },
 );
 

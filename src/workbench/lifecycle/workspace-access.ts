@@ -323,6 +323,8 @@ export class WorkspaceAccess {
     seen?: WorkspaceHead,
   ): Promise<HeldCopy> {
     const dir = this.dirOf(runId);
+    // An idle eviction that began before this use may still be removing the directory.
+    await this.deps.warm.settled(runId);
     const found = await stat(dir).catch(() => null);
     // Removed behind the cache's back: what the cache knew of it no longer holds.
     if (found === null) this.deps.warm.invalidate(runId);

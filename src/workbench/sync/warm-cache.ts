@@ -80,6 +80,8 @@ interface Entry {
 /** Tracks hydrated run directories on this node and evicts idle ones. */
 export class WarmCache {
   private readonly entries = new Map<string, Entry>();
+  /** Removals of directories under way, by run: a use that begins meanwhile waits for them. */
+  private readonly removals = new Map<string, Promise<void>>();
   private stamps = 0;
 
   constructor(private readonly options: WarmCacheOptions) {
@@ -187,10 +189,30 @@ export class WarmCache {
   /** Removes the run's directory and forgets it, whether or not it is in use. */
   async evict(runId: string): Promise<void> {
     this.entries.delete(runId);
-    await this.options.onEvict?.(this.dirOf(runId)).catch(() => {});
-    // Never follows a link inside the tree, and reaches trees deeper than PATH_MAX.
-    await removeTree(this.dirOf(runId));
-    this.options.log?.info({ runId }, 'warm workspace directory evicted');
+    const earlier = this.removals.get(runId);
+    const removal = (async () => {
+      await earlier;
+      await this.options.onEvict?.(this.dirOf(runId)).catch(() => {});
+      // Never follows a link inside the tree, and reaches trees deeper than PATH_MAX.
+      await removeTree(this.dirOf(runId));
+      this.options.log?.info({ runId }, 'warm workspace directory evicted');
+    })();
+    const settled = removal.catch(() => undefined);
+    this.removals.set(runId, settled);
+    try {
+      await removal;
+    } finally {
+      if (this.removals.get(runId) === settled) this.removals.delete(runId);
+    }
+  }
+
+  /**
+   * Resolves once no removal of the run's directory is under way. A use that began
+   * while an eviction was removing the directory waits here before it looks at the
+   * directory, so it never finds a tree that is about to vanish and makes a new one.
+   */
+  async settled(runId: string): Promise<void> {
+    await this.removals.get(runId);
   }
 
   /**

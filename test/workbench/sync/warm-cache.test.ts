@@ -111,6 +111,41 @@ t.test('evict removes a tree deeper than PATH_MAX and a FIFO', async (t) => {
   t.notOk(await exists(join(root, 'r')));
 });
 
+t.test('a use that begins while an eviction removes the directory waits for it', async (t) => {
+  const root = await freshRoot(t);
+  await writeTree(join(root, 'r1'), { 'f.txt': 'r1' });
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => {
+    letGo = resolve;
+  });
+  let onEvictCalled!: () => void;
+  const evicting = new Promise<void>((resolve) => {
+    onEvictCalled = resolve;
+  });
+  const cache = new WarmCache({
+    workbenchRoot: root,
+    idleTtlMs: 0,
+    clock: () => 1_000,
+    // The runner lets its sandbox go first: the removal waits for it.
+    onEvict: async () => {
+      onEvictCalled();
+      await held;
+    },
+  });
+  cache.touch('r1');
+  const eviction = cache.evictIdle();
+  await evicting;
+  cache.begin('r1');
+  t.ok(await exists(join(root, 'r1')), 'the directory is still there while the eviction runs');
+  const use = cache.settled('r1');
+  letGo();
+  await use;
+  t.notOk(await exists(join(root, 'r1')), 'the use looks only once the removal is done');
+  t.same(await eviction, ['r1']);
+  await cache.settled('r1');
+  t.equal(cache.tracked().includes('r1'), true, 'the new use is tracked');
+});
+
 t.test('a negative TTL is refused', async (t) => {
   t.throws(
     () => new WarmCache({ workbenchRoot: '/nowhere', idleTtlMs: -1, clock: Date.now }),

@@ -39,6 +39,7 @@ from .views import (
     ProcessStartPayload,
     ProcessView,
     ProcessWriteAnswer,
+    PtySize,
     ReadyAnswer,
     VersionDiffPayload,
     VersionListPayload,
@@ -193,9 +194,14 @@ def _process(run_id: str, process_id: str | None = None, tail: str = "") -> str:
 
 
 def process_start(
-    run_id: str, command: str, cwd: str | None, env: dict[str, str] | None, call_id: str | None
+    run_id: str,
+    command: str,
+    cwd: str | None,
+    env: dict[str, str] | None,
+    pty: PtySize | None,
+    call_id: str | None,
 ) -> Call[ProcessStartPayload]:
-    body = compact(command=command, cwd=cwd, env=env, callId=call_id)
+    body = compact(command=command, cwd=cwd, env=env, pty=pty, callId=call_id)
     return Call("POST", _process(run_id), body=body, parse=key("process"))
 
 

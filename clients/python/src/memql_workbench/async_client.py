@@ -87,9 +87,7 @@ class AsyncWorkbenchClient(AsyncActions):
         self.base_url = self._http.base_url
         self.agent_id = agent_id
         self.task_id = task_id
-        self.processes = AsyncProcessClient(
-            self._http, lambda run, action, args, key: self._act(run, action, args, key)
-        )
+        self.processes = AsyncProcessClient(self._http)
         """A run's background processes."""
         self.versions = AsyncVersionClient(self._http)
         """A run's workspace history: versions, diffs, checkpoints, restore, fork."""

@@ -82,9 +82,7 @@ class WorkbenchClient(SyncActions):
         self.base_url = self._http.base_url
         self.agent_id = agent_id
         self.task_id = task_id
-        self.processes = ProcessClient(
-            self._http, lambda run, action, args, key: self._act(run, action, args, key)
-        )
+        self.processes = ProcessClient(self._http)
         """A run's background processes."""
         self.versions = VersionClient(self._http)
         """A run's workspace history: versions, diffs, checkpoints, restore, fork."""

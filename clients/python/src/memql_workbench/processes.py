@@ -8,7 +8,6 @@ wait and follow. Every method raises the refusal's category error
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from . import _routes as routes
@@ -16,7 +15,6 @@ from ._async_io import AsyncProcessFollow
 from ._contract import ProcessSignal
 from ._sync_io import ProcessFollow
 from ._transport import AsyncTransport, SyncTransport
-from ._wire import compact
 from .views import ProcessOutputPayload, ProcessStartPayload, ProcessView, ProcessWriteAnswer, PtySize
 
 Stream = Literal["stdout", "stderr"]
@@ -27,11 +25,8 @@ ProcessList = list[ProcessView]
 class ProcessClient:
     """A run's background processes, for the sync client."""
 
-    def __init__(
-        self, http: SyncTransport, act: Callable[[str, str, dict[str, Any], str | None], Any]
-    ) -> None:
+    def __init__(self, http: SyncTransport) -> None:
         self._http = http
-        self._act = act
 
     def start(
         self,
@@ -45,12 +40,8 @@ class ProcessClient:
     ) -> ProcessStartPayload:
         """Starts a background process in the run's sandbox; answers at once. The same
         ``call_id`` and command give the same process again (``replayed``). With ``pty``
-        it runs on a terminal of that size (sent as the ``process_start`` action)."""
-        if pty is not None:
-            args = compact(command=command, cwd=cwd, env=env, pty=pty)
-            result: ProcessStartPayload = self._act(run_id, "process_start", args, call_id)
-            return result
-        return self._http.call(routes.process_start(run_id, command, cwd, env, call_id))
+        it runs on a terminal of that size."""
+        return self._http.call(routes.process_start(run_id, command, cwd, env, pty, call_id))
 
     def list(self, run_id: str, *, running: bool = False, limit: int | None = None) -> ProcessList:
         """The run's processes, newest first; only running ones with ``running``."""
@@ -108,11 +99,8 @@ class ProcessClient:
 class AsyncProcessClient:
     """A run's background processes, for the async client: :class:`ProcessClient`, awaited."""
 
-    def __init__(
-        self, http: AsyncTransport, act: Callable[[str, str, dict[str, Any], str | None], Awaitable[Any]]
-    ) -> None:
+    def __init__(self, http: AsyncTransport) -> None:
         self._http = http
-        self._act = act
 
     async def start(
         self,
@@ -125,11 +113,7 @@ class AsyncProcessClient:
         call_id: str | None = None,
     ) -> ProcessStartPayload:
         """Starts a background process in the run's sandbox; answers at once."""
-        if pty is not None:
-            args = compact(command=command, cwd=cwd, env=env, pty=pty)
-            result: ProcessStartPayload = await self._act(run_id, "process_start", args, call_id)
-            return result
-        return await self._http.call(routes.process_start(run_id, command, cwd, env, call_id))
+        return await self._http.call(routes.process_start(run_id, command, cwd, env, pty, call_id))
 
     async def list(self, run_id: str, *, running: bool = False, limit: int | None = None) -> ProcessList:
         """The run's processes, newest first; only running ones with ``running``."""
