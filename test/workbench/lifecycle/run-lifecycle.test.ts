@@ -64,61 +64,73 @@ t.test('ending a run releases its workspace and removes the directory, once', as
   await t.rejects(endRun({ db, log }, 'run-never', 'failed'), { code: 'conflict' });
 });
 
-t.test('deleting a run removes bytes, manifest, commands and artifacts; others stay', async (t) => {
-  for (const id of ['run-del', 'run-keep']) {
-    await runWithWorkspace(id);
-    await objects.put(`${runObjectPrefix(id)}blobs/abc`, Buffer.from('bytes'));
-    await objects.put(`artifacts/${id}`, Buffer.from('artifact'));
-    await commitManifestChange(db, {
-      runId: id,
-      nodeId: 'node-1',
-      upserts: [{ path: 'f.txt', hash: 'abc', size: 5, mode: 0o644, mtimeMs: 1 }],
-      deletes: [],
-    });
-    await enqueueCommand(db, {
-      id: `cmd-${id}`,
-      runId: id,
-      ownerUserId: 'owner',
-      timeoutMs: 1000,
-      request: {},
-    });
-    await insertArtifact(db, {
-      id: `art-${id}`,
-      runId: id,
-      ownerUserId: 'owner',
-      name: 'a',
-      contentType: 'text/plain',
-      size: 8,
-      hash: 'h',
-      objectKey: `artifacts/${id}`,
-      sourcePath: 'f.txt',
-    });
-  }
-  const counts = await deleteRunData({ db, objects, log, workbenchRoot: root }, 'run-del');
-  t.same(counts, { objects: 1, commands: 1, workspaces: 1, artifacts: 1 });
-  t.same((await objects.list(runObjectPrefix('run-del'))).items, []);
-  t.equal(await objects.head('artifacts/run-del'), null);
-  t.equal((await getManifestHead(db, 'run-del')).version, 0);
-  t.equal(await getArtifactForOwner(db, 'art-run-del', 'owner'), null);
-  const cmds = await db.query("select id from workspace_command where run_id = 'run-del'");
-  t.same(cmds, []);
-  const ws = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
-  t.notOk(
-    ws.some((w) => w.runId === 'run-del'),
-    'its workspace is no longer listed',
-  );
+t.test(
+  'deleting a run removes bytes, manifest, commands, audit events and artifacts; others stay',
+  async (t) => {
+    for (const id of ['run-del', 'run-keep']) {
+      await runWithWorkspace(id);
+      await objects.put(`${runObjectPrefix(id)}blobs/abc`, Buffer.from('bytes'));
+      await objects.put(`artifacts/${id}`, Buffer.from('artifact'));
+      await commitManifestChange(db, {
+        runId: id,
+        nodeId: 'node-1',
+        upserts: [{ path: 'f.txt', hash: 'abc', size: 5, mode: 0o644, mtimeMs: 1 }],
+        deletes: [],
+      });
+      await enqueueCommand(db, {
+        id: `cmd-${id}`,
+        runId: id,
+        ownerUserId: 'owner',
+        timeoutMs: 1000,
+        request: {},
+      });
+      await insertArtifact(db, {
+        id: `art-${id}`,
+        runId: id,
+        ownerUserId: 'owner',
+        name: 'a',
+        contentType: 'text/plain',
+        size: 8,
+        hash: 'h',
+        objectKey: `artifacts/${id}`,
+        sourcePath: 'f.txt',
+      });
+    }
+    const counts = await deleteRunData({ db, objects, log, workbenchRoot: root }, 'run-del');
+    t.same(counts, { objects: 1, commands: 1, workspaces: 1, artifacts: 1 });
+    t.same((await objects.list(runObjectPrefix('run-del'))).items, []);
+    t.equal(await objects.head('artifacts/run-del'), null);
+    t.equal((await getManifestHead(db, 'run-del')).version, 0);
+    t.equal(await getArtifactForOwner(db, 'art-run-del', 'owner'), null);
+    const cmds = await db.query("select id from workspace_command where run_id = 'run-del'");
+    t.same(cmds, []);
+    t.same(
+      await db.query("select id from audit_event where run_id = 'run-del'"),
+      [],
+      'its audit events went with it',
+    );
+    t.ok(
+      (await db.query("select id from audit_event where run_id = 'run-keep'")).length > 0,
+      "another run's audit events stay",
+    );
+    const ws = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
+    t.notOk(
+      ws.some((w) => w.runId === 'run-del'),
+      'its workspace is no longer listed',
+    );
 
-  t.equal(
-    (await objects.list(runObjectPrefix('run-keep'))).items.length,
-    1,
-    'other runs untouched',
-  );
-  t.ok(await getArtifactForOwner(db, 'art-run-keep', 'owner'));
-  t.equal((await getManifestHead(db, 'run-keep')).version, 1);
+    t.equal(
+      (await objects.list(runObjectPrefix('run-keep'))).items.length,
+      1,
+      'other runs untouched',
+    );
+    t.ok(await getArtifactForOwner(db, 'art-run-keep', 'owner'));
+    t.equal((await getManifestHead(db, 'run-keep')).version, 1);
 
-  const again = await deleteRunData({ db, objects, log }, 'run-del');
-  t.same(again, { objects: 0, commands: 0, workspaces: 0, artifacts: 0 }, 'idempotent');
-});
+    const again = await deleteRunData({ db, objects, log }, 'run-del');
+    t.same(again, { objects: 0, commands: 0, workspaces: 0, artifacts: 0 }, 'idempotent');
+  },
+);
 
 t.test('the sweeper finishes what was interrupted', async (t) => {
   // A run that ended without its release (the automation was interrupted).
