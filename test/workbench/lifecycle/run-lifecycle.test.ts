@@ -172,6 +172,15 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   await mkdir(movedStages, { recursive: true });
   await writeFile(join(movedStages, 'upload-moved'), 'staged');
 
+  // A command of a run that lives on, finished past retention, and one finished lately.
+  await db.execute(
+    `insert into workspace_command (id, run_id, owner_user_id, request, timeout_ms, status,
+       attempts, queued_at, started_at, finished_at)
+     values ('cmd-aged', 'run-missed', 'owner', '{}', 1000, 'completed', 1,
+       now() - interval '41 days', now() - interval '41 days', now() - interval '40 days'),
+       ('cmd-fresh', 'run-missed', 'owner', '{}', 1000, 'completed', 1, now(), now(), now())`,
+  );
+
   let evictedAt: Date | null = null;
   const now = new Date();
   const report = await sweepOnce(
@@ -181,6 +190,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
       nodeId: 'node-1',
       workbenchRoot: root,
       log,
+      rowRetention: { commandKeepMs: 30 * 86_400_000, auditKeepMs: 0 },
       evictIdle: async (at) => {
         evictedAt = at;
         return ['warm-1'];
@@ -199,7 +209,16 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     uploadsRemoved: 2,
     versionsPruned: 0,
     blobsCollected: 0,
+    commandsDeleted: 1,
+    auditEventsDeleted: 0,
   });
+  t.same(
+    (await db.query("select id from workspace_command where run_id = 'run-missed'")).map(
+      (r) => r.id,
+    ),
+    ['cmd-fresh'],
+    'a command past retention goes, a fresh one stays',
+  );
   t.same(await readdir(stages), ['upload-new'], 'an idle stage goes, a fresh one stays');
   t.same(await readdir(join(root, '.uploads')), ['run-live'], 'stages of a run not held here go');
   t.equal(await getLiveWorkspace(db, 'run-missed'), null);
@@ -235,5 +254,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     uploadsRemoved: 0,
     versionsPruned: 0,
     blobsCollected: 0,
+    commandsDeleted: 0,
+    auditEventsDeleted: 0,
   });
 });
