@@ -109,7 +109,7 @@ export async function enqueueCommand(
            as notified`;
   const claim = options.claim;
   const n = options.notify === undefined ? 13 : 15;
-  // The claim's guard: nothing queued waits (it would be older) and the run's workspace
+  // The claim's guard: nothing queued waits (it might stand ahead) and the run's workspace
   // is this node's or nobody's.
   const claimed = claim
     ? `(not exists (select 1 from workspace_command where status = 'queued')
