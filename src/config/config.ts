@@ -82,7 +82,12 @@ export interface RunnerConfig {
 
 /** The durable command queue. */
 export interface QueueConfig {
-  /** `MEMQL_COMMAND_CONCURRENCY`: commands run at once on this node. Default 4. */
+  /**
+   * `MEMQL_COMMAND_CONCURRENCY`: commands run at once on this node. Default 4, on any
+   * machine: `os.availableParallelism()` reports a container's host CPUs, not its quota,
+   * and the right number depends on the command mix and memory limits; queue wait is
+   * the signal to raise it.
+   */
   readonly concurrency: number;
   /** `MEMQL_COMMAND_LEASE_MS`: lease of a running command. Default 30000 ms. */
   readonly leaseMs: number;

@@ -55,7 +55,7 @@ export const WORKBENCH_VARIABLES = [
     default: '4',
     type: 'positive integer (commands)',
     description:
-      'Commands this node runs at once; the rest wait in the queue. `MEMQL_WORKER_CONCURRENCY`, its old name, is still read, with a warning: "worker" names the worker hosts.',
+      'Commands this node runs at once; the rest wait in the queue (queue wait says when to raise it). Not taken from the CPU count: in a container that is the host\'s, not the quota, and the right number depends on the commands and their memory limit. `MEMQL_WORKER_CONCURRENCY`, its old name, is still read, with a warning: "worker" names the worker hosts.',
   },
   {
     name: 'MEMQL_QUEUE_FOLLOW_UP_LEAD_MS',
