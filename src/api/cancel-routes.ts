@@ -27,6 +27,7 @@ import {
 import type { RouteContext } from './api-deps.js';
 import { ApiError } from './http-errors.js';
 import { sendJson } from './http-io.js';
+import { commandAbsent } from './read-routes.js';
 import { commandView } from './views.js';
 
 /** Cancels `command` (the caller's) and answers it as it stands after. */
@@ -51,7 +52,7 @@ export async function cancelCommandRoute(ctx: RouteContext): Promise<void> {
   const id = ctx.params[0]!;
   const command = await getCommand(ctx.deps.db, id);
   if (command === null || command.ownerUserId !== ctx.caller.userId) {
-    throw new ApiError('not_found', `not_found: command "${id}" does not exist`);
+    throw await commandAbsent(ctx.deps.db, id, ctx.caller.userId);
   }
   await cancelAndAnswer(ctx, command);
 }

@@ -11,6 +11,8 @@ import type { Readable } from 'node:stream';
 import type { FleetView, MeAnswer, WorkspacePage } from '../contract/index.js';
 import { isObjectStoreError } from '../objects/index.js';
 import {
+  type Db,
+  findRemovedCommand,
   getArtifactForOwner,
   getCommand,
   listArtifactsForOwner,
@@ -39,9 +41,24 @@ export async function getCommandRoute(ctx: RouteContext): Promise<void> {
   const id = ctx.params[0]!;
   const command = await getCommand(ctx.deps.db, id);
   if (command === null || command.ownerUserId !== ctx.caller.userId) {
-    throw new ApiError('not_found', `not_found: command "${id}" does not exist`);
+    throw await commandAbsent(ctx.deps.db, id, ctx.caller.userId);
   }
   sendJson(ctx.res, 200, { command: commandView(command) });
+}
+
+/**
+ * The refusal of a command id with no row of the caller's: `command_expired` when its
+ * audit events show it was the caller's and retention removed it, else `not_found`.
+ */
+export async function commandAbsent(db: Db, id: string, userId: string): Promise<ApiError> {
+  const removed = await findRemovedCommand(db, id);
+  if (removed !== null && removed.ownerUserId === userId) {
+    return new ApiError(
+      'command_expired',
+      `command_expired: command "${id}" finished longer ago than this deployment keeps command results (MEMQL_COMMAND_KEEP_MS), and its record was removed; its output and exit code are gone. Run the command again (with a new callId) if you need its result`,
+    );
+  }
+  return new ApiError('not_found', `not_found: command "${id}" does not exist`);
 }
 
 function booleanParam(query: URLSearchParams, name: string): boolean {

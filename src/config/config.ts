@@ -82,7 +82,12 @@ export interface RunnerConfig {
 
 /** The durable command queue. */
 export interface QueueConfig {
-  /** `MEMQL_COMMAND_CONCURRENCY`: commands run at once on this node. Default 4. */
+  /**
+   * `MEMQL_COMMAND_CONCURRENCY`: commands run at once on this node. Default 4, on any
+   * machine: `os.availableParallelism()` reports a container's host CPUs, not its quota,
+   * and the right number depends on the command mix and memory limits; queue wait is
+   * the signal to raise it.
+   */
   readonly concurrency: number;
   /** `MEMQL_COMMAND_LEASE_MS`: lease of a running command. Default 30000 ms. */
   readonly leaseMs: number;
@@ -92,6 +97,17 @@ export interface QueueConfig {
   readonly livenessMs: number;
   /** `MEMQL_HANDOFF_WAIT_MS`: a call's wait for a draining holder's handoff. Default 30000 ms. */
   readonly handoffWaitMs: number;
+  /**
+   * `MEMQL_QUEUE_FOLLOW_UP_LEAD_MS`: how far before its arrival a run's later command may
+   * stand in the queue; 0 is first come, first served. Default 30000 ms.
+   */
+  readonly followUpLeadMs: number;
+  /**
+   * `MEMQL_COMMAND_KEEP_MS` and `MEMQL_AUDIT_KEEP_MS`: how long finished command rows
+   * and audit events are kept; 0 keeps them until their run is deleted. Defaults
+   * 2592000000 ms (30 days) and 7776000000 ms (90 days).
+   */
+  readonly retention: { readonly commandKeepMs: number; readonly auditKeepMs: number };
 }
 
 /** Limits of the `exec` action and its sandbox. */

@@ -181,6 +181,11 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       pollIntervalMs: r.required('MEMQL_QUEUE_POLL_INTERVAL_MS', positiveMs),
       livenessMs: r.required('MEMQL_NODE_LIVENESS_MS', positiveMs),
       handoffWaitMs: r.required('MEMQL_HANDOFF_WAIT_MS', positiveMs),
+      followUpLeadMs: r.required('MEMQL_QUEUE_FOLLOW_UP_LEAD_MS', nonNegativeMs),
+      retention: {
+        commandKeepMs: r.required('MEMQL_COMMAND_KEEP_MS', nonNegativeMs),
+        auditKeepMs: r.required('MEMQL_AUDIT_KEEP_MS', nonNegativeMs),
+      },
     },
     exec: readExec(r),
     fetch: {

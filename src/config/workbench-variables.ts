@@ -55,7 +55,28 @@ export const WORKBENCH_VARIABLES = [
     default: '4',
     type: 'positive integer (commands)',
     description:
-      'Commands this node runs at once; the rest wait in the queue. `MEMQL_WORKER_CONCURRENCY`, its old name, is still read, with a warning: "worker" names the worker hosts.',
+      'Commands this node runs at once; the rest wait in the queue (queue wait says when to raise it). Not taken from the CPU count: in a container that is the host\'s, not the quota, and the right number depends on the commands and their memory limit. `MEMQL_WORKER_CONCURRENCY`, its old name, is still read, with a warning: "worker" names the worker hosts.',
+  },
+  {
+    name: 'MEMQL_QUEUE_FOLLOW_UP_LEAD_MS',
+    default: '30000',
+    type: 'non-negative integer (ms)',
+    description:
+      "How far ahead of its arrival a run's later command may stand in the queue. Claims go by place: a run's first command stands at its arrival, a later one where its run's previous command stood, but never more than this before its own arrival; so a run being served does not wait behind every newer run's first command, and no command is passed by one that arrived more than this after it. `0`: first come, first served.",
+  },
+  {
+    name: 'MEMQL_COMMAND_KEEP_MS',
+    default: '2592000000',
+    type: 'non-negative integer (ms)',
+    description:
+      "How long a finished command's row (its result) is kept after it finished (30 days); the sweeper then deletes it, a bounded batch at a time. Queued and running commands are never deleted. Reading a deleted command by id, or repeating its `callId`, answers `command_expired` while its audit events are kept. `0`: kept until the run is deleted.",
+  },
+  {
+    name: 'MEMQL_AUDIT_KEEP_MS',
+    default: '7776000000',
+    type: 'non-negative integer (ms)',
+    description:
+      'How long an audit event is kept after it was written (90 days); the sweeper then deletes it, a bounded batch at a time. Keep it at least `MEMQL_COMMAND_KEEP_MS`: a removed command is told from one that never existed by its events. `0`: kept until the run is deleted.',
   },
   {
     name: 'MEMQL_COMMAND_LEASE_MS',

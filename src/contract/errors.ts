@@ -203,6 +203,13 @@ export const ERROR_CODES = {
     httpStatus: 404,
     retryable: false,
   },
+  command_expired: {
+    meaning:
+      'The command existed but finished longer ago than the node keeps command results (`MEMQL_COMMAND_KEEP_MS`), and its record was removed: its output and exit code are gone. A repeat of its callId does not run it again; send the command with a new callId if you need it run again.',
+    category: 'caller',
+    httpStatus: 410,
+    retryable: false,
+  },
   unauthenticated: {
     meaning: 'The caller or peer did not prove who it is (missing or wrong token).',
     category: 'policy',

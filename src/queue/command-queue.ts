@@ -12,7 +12,12 @@
  * Postgres, an enqueue on another node reaches it by `NOTIFY` when it may claim the
  * command; and a poll every `pollIntervalMs` is the backstop (rows queued by hand, a
  * notice lost while the listening connection was down, workspaces that changed hands).
- * There is no admission cap: commands wait in the queue and the wait is measured. A
+ * There is no admission cap: commands wait in the queue and the wait is measured.
+ * Claims take queued commands by their place, not their arrival alone: a run's later
+ * command stands where its previous one stood, at most `followUpLeadMs` before its own
+ * arrival, so a run being served does not wait behind every newer run's first command,
+ * and no command is passed by one that arrived more than the lead after it
+ * (`store/command-place.ts`). A
  * worker claims only commands of runs whose workspace its node holds, or that no live
  * node holds (see `claimCommands`): one workspace, one writer at a time.
  *
@@ -180,6 +185,9 @@ export class CommandQueue {
         this.db,
         { ...command, id: command.id ?? randomUUID() },
         {
+          ...(this.options.followUpLeadMs === undefined
+            ? {}
+            : { followUpLeadMs: this.options.followUpLeadMs }),
           ...(this.db.listen
             ? { notify: { sender: this.leaseOwner, nodeId: this.options.nodeId } }
             : {}),

@@ -51,6 +51,12 @@ export {
   recoveryBoundMs,
   recoveryPeriodMs,
 } from './recovery-rule.js';
+export {
+  RETENTION_BATCH_ROWS,
+  RETENTION_MAX_BATCHES,
+  type RetentionReport,
+  sweepRetention,
+} from './retention-sweep.js';
 export { ABORT_WAIT_MS, CommandAbortError } from './run-execution.js';
 export { WakeUps } from './wake-ups.js';
 export { within } from './within.js';

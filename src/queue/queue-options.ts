@@ -65,6 +65,14 @@ export interface CommandQueueOptions {
   timeoutGraceMs?: number;
   /** Backstop cap on stored stdout and stderr, bytes each. Default 4 MiB. */
   outputLimitBytes?: number;
+  /**
+   * How far before its arrival a run's later command may stand in the queue, ms
+   * (`MEMQL_QUEUE_FOLLOW_UP_LEAD_MS`). Default 30000; 0 is first come, first served.
+   * Claims go by place: a run's first command stands at its arrival, a later one where
+   * the run's previous command stood but never more than this before its own arrival,
+   * so no command is passed by one that arrived more than this after it.
+   */
+  followUpLeadMs?: number;
 }
 
 /** Options of one `CommandQueue.enqueue`. */

@@ -107,3 +107,8 @@ export async function pageAuditEvents(
   );
   return rows.map(toEvent);
 }
+
+/** Removes a run's audit events (run deletion: they go with the run); returns how many. */
+export async function deleteRunAuditEvents(q: Queryable, runId: string): Promise<number> {
+  return q.execute('delete from audit_event where run_id = $1', [runId]);
+}

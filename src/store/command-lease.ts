@@ -44,11 +44,14 @@ export interface ClaimAffinity {
 }
 
 /**
- * Claims up to `limit` of the oldest claimable queued commands for `leaseOwner`, and
- * writes their `workspace_command.running` events, in one statement; returns them
- * oldest first (none when nothing is queued). `SKIP LOCKED` lets concurrent workers
- * claim different rows without waiting, and the update checks each row is still
- * queued. Without `affinity`, any queued command is claimable.
+ * Claims up to `limit` of the first claimable queued commands for `leaseOwner`, in the
+ * order of their places in the queue (`command-place.ts`: a run's later command stands
+ * where its previous one stood, at most the follow-up lead before its own arrival), and
+ * writes their `workspace_command.running` events, in one statement; returns them in
+ * that order (none when nothing is queued). The pick walks the partial index of queued
+ * rows in that order; `SKIP LOCKED` lets concurrent workers, on any node, claim
+ * different rows without waiting, and the update checks each row is still queued, so
+ * no command is claimed twice. Without `affinity`, any queued command is claimable.
  */
 export async function claimCommands(
   q: Queryable,
@@ -60,7 +63,7 @@ export async function claimCommands(
   const rows = await q.query(
     `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5, steady: 6, gap: 7 })},
      events as (${commandEventsInsert('claimed')})
-     select ${COLUMNS} from claimed order by queued_at, id`,
+     select ${COLUMNS} from claimed order by queue_place, queued_at, id`,
     [
       leaseOwner,
       leaseMs,
@@ -74,8 +77,8 @@ export async function claimCommands(
 }
 
 /**
- * The `picked` and `claimed` CTEs of a claim: the oldest queued commands this worker
- * may take (see {@link ClaimAffinity}), at most the `limit` parameter, claimed under
+ * The `picked` and `claimed` CTEs of a claim: the first queued commands, by place, this
+ * worker may take (see {@link ClaimAffinity}), at most the `limit` parameter, claimed under
  * its lease. Parameters are named by their positions in the statement.
  */
 function claimCtes(p: {
@@ -94,7 +97,7 @@ function claimCtes(p: {
          and ($${p.node}::text is null or w.node_id is null or w.node_id = $${p.node}
               or not exists (select 1 from workbench_worker k
                              where k.node_id = w.node_id and ${mayBeLiveWorkerCondition('k', p)}))
-       order by q.queued_at, q.id limit $${p.limit} for update of q skip locked
+       order by q.queue_place, q.queued_at, q.id limit $${p.limit} for update of q skip locked
      ), claimed as (
        update workspace_command c set status = 'running', lease_owner = $${p.owner},
          lease_expires_at = now() + ($${p.lease} * interval '1 millisecond'),
@@ -104,7 +107,7 @@ function claimCtes(p: {
      )`;
 }
 
-/** {@link claimCommands} of one command: the oldest claimable one, or null. */
+/** {@link claimCommands} of one command: the first claimable one by place, or null. */
 export async function claimNextCommand(
   q: Queryable,
   leaseOwner: string,
@@ -298,7 +301,12 @@ export async function finishAndClaim(
   const claimed = rows
     .filter((r) => r.moved_as === 'claimed')
     .map(toCommand)
-    .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime() || (a.id < b.id ? -1 : 1));
+    .sort(
+      (a, b) =>
+        a.queuePlace.getTime() - b.queuePlace.getTime() ||
+        a.queuedAt.getTime() - b.queuedAt.getTime() ||
+        (a.id < b.id ? -1 : 1),
+    );
   return { row: finished ? toCommand(finished) : null, claimed };
 }
 

@@ -79,6 +79,12 @@ export interface Command {
   /** The workspace version its sync left (see `ExecPayload.version`); null when none. */
   workspaceVersion?: number | null;
   queuedAt: Date;
+  /**
+   * Its place in the queue (see `command-place.ts`): claims take queued commands in the
+   * order of their places. Its arrival for a run's first command; for a later one, the
+   * run's previous place, never more than the follow-up lead before its arrival.
+   */
+  queuePlace: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
 }
@@ -88,7 +94,7 @@ export const COLUMNS = `id, run_id, workspace_id, owner_user_id, conversation_id
   request, timeout_ms, attempts, lease_owner, lease_expires_at, cancel_requested, exit_code,
   error_code, error_category, stdout, stderr, stdout_truncated, stderr_truncated, signal,
   oom_killed, exec_duration_ms, files_refused, outputs, egress, workspace_version, queued_at,
-  started_at, finished_at`;
+  queue_place, started_at, finished_at`;
 
 /** {@link COLUMNS} qualified by a table alias (`c.id, c.run_id, ...`). */
 export function columnsOf(alias: string): string {
@@ -143,6 +149,7 @@ export function toCommand(r: Record<string, unknown>): Command {
         }
       : {}),
     queuedAt: date(r.queued_at),
+    queuePlace: date(r.queue_place ?? r.queued_at),
     startedAt: dateOrNull(r.started_at),
     finishedAt: dateOrNull(r.finished_at),
   };

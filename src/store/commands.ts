@@ -7,8 +7,10 @@
  * @module
  */
 
+import { WorkbenchError } from '../contract/index.js';
 import { CallIdConflict, getCallRecord, sameCall } from './call-keys.js';
 import { enqueueEventsInsert } from './command-events.js';
+import { DEFAULT_FOLLOW_UP_LEAD_MS, placeSql } from './command-place.js';
 import { COLUMNS, type Command, type CommandStatus, toCommand } from './command-row.js';
 import type { Db, Queryable, Subscription } from './db.js';
 
@@ -71,14 +73,22 @@ export interface EnqueueOptions {
    * wait. Otherwise it is queued as without the option.
    */
   claim?: { leaseOwner: string; leaseMs: number; nodeId: string };
+  /**
+   * How far before its arrival a later command of a run may stand in the queue, ms
+   * (`MEMQL_QUEUE_FOLLOW_UP_LEAD_MS`; see `command-place.ts`). Default 30000; 0 is
+   * first come, first served.
+   */
+  followUpLeadMs?: number;
 }
 
 /**
- * Queues a command and writes its `workspace_command.queued` event, in one statement.
+ * Queues a command at its place (`command-place.ts`) and writes its
+ * `workspace_command.queued` event, in one statement.
  * A `callId` is recorded under the run's keys in the same statement. With a key the run
  * already has, nothing is inserted (and no event written): the command the key names
  * is returned with `created: false`, or, when the key names another call (another
- * digest, or a file action), {@link CallIdConflict} is thrown.
+ * digest, or a file action), {@link CallIdConflict} is thrown; when retention removed
+ * the command the key names, `command_expired` is.
  */
 export async function enqueueCommand(
   q: Queryable,
@@ -91,15 +101,15 @@ export async function enqueueCommand(
   const notify =
     options.notify === undefined
       ? ''
-      : `, (select case when h.node_id is distinct from $13::text then
+      : `, (select case when h.node_id is distinct from $14::text then
              pg_notify('${COMMAND_QUEUED_CHANNEL}',
-               json_build_object('sender', $12::text, 'holder', h.node_id)::text) end
+               json_build_object('sender', $13::text, 'holder', h.node_id)::text) end
            from (select (select w.node_id from workbench_workspace w
                          where w.run_id = $2 and w.status = 'provisioned') as node_id) h)
            as notified`;
   const claim = options.claim;
-  const n = options.notify === undefined ? 12 : 14;
-  // The claim's guard: nothing queued waits (it would be older) and the run's workspace
+  const n = options.notify === undefined ? 13 : 15;
+  // The claim's guard: nothing queued waits (it might stand ahead) and the run's workspace
   // is this node's or nobody's.
   const claimed = claim
     ? `(not exists (select 1 from workspace_command where status = 'queued')
@@ -115,13 +125,15 @@ export async function enqueueCommand(
      ),
      inserted as (
        insert into workspace_command (id, run_id, workspace_id, owner_user_id, conversation_id,
-         call_id, request, timeout_ms, status, lease_owner, lease_expires_at, attempts, started_at)
+         call_id, request, timeout_ms, status, lease_owner, lease_expires_at, attempts, started_at,
+         queue_place)
        select $1, $2, $3, $4, $5, $6, $7::text::jsonb, $8,
          case when g.claim then 'running' else 'queued' end,
          case when g.claim then $${n}::text end,
          case when g.claim then now() + ($${n + 1}::bigint * interval '1 millisecond') end,
          case when g.claim then 1 else 0 end,
-         case when g.claim then now() end
+         case when g.claim then now() end,
+         ${placeSql(2, 12)}
        from gate g
        where $6::text is null or exists (select 1 from keyed)
        on conflict (run_id, call_id) where call_id is not null do nothing
@@ -140,6 +152,7 @@ export async function enqueueCommand(
       cmd.call?.action ?? 'exec',
       cmd.call?.digest ?? null,
       cmd.call?.nodeId ?? null,
+      options.followUpLeadMs ?? DEFAULT_FOLLOW_UP_LEAD_MS,
       ...(options.notify === undefined ? [] : [options.notify.sender, options.notify.nodeId]),
       claim?.leaseOwner ?? null,
       claim?.leaseMs ?? 0,
@@ -153,7 +166,15 @@ export async function enqueueCommand(
     throw new CallIdConflict(record);
   }
   const first = await getCommandByCallId(q, cmd.runId, cmd.callId!);
-  return { command: first!, created: false };
+  if (first === null) {
+    // The key outlives its command: retention removed the row, and the call is not run
+    // again under the same key.
+    throw new WorkbenchError(
+      'command_expired',
+      `command_expired: the command callId "${cmd.callId}" queued in this run finished longer ago than this deployment keeps command results (MEMQL_COMMAND_KEEP_MS), and its record was removed; it is not run again under this callId. Send it with a new callId to run it again`,
+    );
+  }
+  return { command: first, created: false };
 }
 
 /**

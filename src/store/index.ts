@@ -48,6 +48,7 @@ export {
   type AuditEvent,
   type AuditMetadata,
   type AuditPageFilter,
+  deleteRunAuditEvents,
   insertAuditEvent,
   listAuditEvents,
   type NewAuditEvent,
@@ -89,6 +90,7 @@ export {
   type LeaseHeartbeat,
   requestCommandCancel,
 } from './command-lease.js';
+export { DEFAULT_FOLLOW_UP_LEAD_MS } from './command-place.js';
 export {
   endLostCommands,
   type HeldCommand,
@@ -182,6 +184,12 @@ export {
   readProcessOutput,
   startProcess,
 } from './processes.js';
+export {
+  deleteExpiredAuditEvents,
+  deleteExpiredCommands,
+  findRemovedCommand,
+  type RowRetention,
+} from './retention.js';
 export {
   getRunNetwork,
   listenForRunNetwork,

@@ -6,7 +6,7 @@
 
 import type { OutputSink } from '../contract/index.js';
 import type { ObjectStore } from '../objects/index.js';
-import type { Db, VersionRetention } from '../store/index.js';
+import type { Db, RowRetention, VersionRetention } from '../store/index.js';
 import type { CommandMetrics, Logger } from '../telemetry/index.js';
 import type { ExecDeps, FetchLimits } from './actions/index.js';
 import type { WorkbenchEgress } from './egress/index.js';
@@ -41,6 +41,13 @@ export interface WorkbenchHostDeps {
     pollIntervalMs: number;
     livenessMs?: number;
     metrics?: CommandMetrics;
+    /** `MEMQL_QUEUE_FOLLOW_UP_LEAD_MS`: a run's later command's lead in the queue. Default 30000. */
+    followUpLeadMs?: number;
+    /**
+     * `MEMQL_COMMAND_KEEP_MS` and `MEMQL_AUDIT_KEEP_MS`: what the cleanup sweep deletes
+     * of finished commands and audit events. Absent: both kept while their run is.
+     */
+    retention?: RowRetention;
   };
   /**
    * `MEMQL_HANDOFF_WAIT_MS`: how long a call waits for a draining node to hand the

@@ -196,6 +196,9 @@ export class WorkbenchHost {
       pollIntervalMs: deps.queue.pollIntervalMs,
       livenessMs,
       ...(deps.queue.metrics ? { metrics: deps.queue.metrics } : {}),
+      ...(deps.queue.followUpLeadMs === undefined
+        ? {}
+        : { followUpLeadMs: deps.queue.followUpLeadMs }),
       executorMarksBegin: true,
       execute: (command, ctx) =>
         executeCommand(
@@ -275,6 +278,7 @@ export class WorkbenchHost {
         sweepSandbox: () => sweepRunnerLeftovers(this.deps.exec.runner),
         uploadIdleMs: this.deps.uploadIdleMs ?? UPLOAD_IDLE_MS,
         ...(this.deps.versionRetention ? { versionRetention: this.deps.versionRetention } : {}),
+        ...(this.deps.queue.retention ? { rowRetention: this.deps.queue.retention } : {}),
       },
       this.deps.cleanupIntervalMs,
     );

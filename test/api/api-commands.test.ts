@@ -2,6 +2,7 @@ import t from 'tap';
 import { parseCommandListQuery } from '../../src/api/command-list.js';
 import { ApiError } from '../../src/api/http-errors.js';
 import { WorkbenchClient } from '../../src/client/index.js';
+import { deleteExpiredCommands } from '../../src/store/index.js';
 import { envelope, startApiHarness } from './api-support.js';
 
 /**
@@ -157,6 +158,45 @@ t.test('a run lists its commands newest first, without their output', async (t) 
   );
   t.equal(rest.nextBefore, null);
 });
+
+t.test(
+  'a command retention removed answers command_expired, by id and by its callId',
+  async (t) => {
+    const runId = await newRun(h.alice);
+    const id = await exec(runId, 'echo kept', 'call-expired');
+    await h.db.execute(
+      `update workspace_command set finished_at = finished_at - interval '40 days' where id = $1`,
+      [id],
+    );
+    t.equal(await deleteExpiredCommands(h.db, 30 * 86_400_000, 100), 1);
+    const read = await h.json<Refusal>(h.alice, 'GET', `/v1/commands/${id}`);
+    t.equal(read.status, 410);
+    t.equal(read.body.errorCode, 'command_expired');
+    t.match(read.body.message, 'MEMQL_COMMAND_KEEP_MS');
+    const cancel = await h.json<Refusal>(h.alice, 'POST', `/v1/commands/${id}/cancel`);
+    t.equal(cancel.body.errorCode, 'command_expired');
+    const bobs = await h.json<Refusal>(h.bob, 'GET', `/v1/commands/${id}`);
+    t.equal(bobs.body.errorCode, 'not_found', "another user's removed command is absent");
+    const never = await h.json<Refusal>(h.alice, 'GET', '/v1/commands/no-such-command');
+    t.equal(never.body.errorCode, 'not_found');
+    const again = await h.json<{ ok: boolean; errorCode: string }>(
+      h.alice,
+      'POST',
+      '/v1/dispatch',
+      {
+        ...envelope(runId, 'exec', { command: 'echo kept' }),
+        callId: 'call-expired',
+      },
+    );
+    t.same(
+      { ok: again.body.ok, errorCode: again.body.errorCode },
+      { ok: false, errorCode: 'command_expired' },
+      'a repeat of its callId is refused, not run again',
+    );
+    const rows = await h.db.query('select id from workspace_command where run_id = $1', [runId]);
+    t.same(rows, [], 'nothing was queued');
+  },
+);
 
 t.test("another user's run reads as absent; an empty run lists nothing", async (t) => {
   const runId = await newRun(h.alice);

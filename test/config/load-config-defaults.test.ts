@@ -27,6 +27,8 @@ const DEFAULTS: Config = {
     pollIntervalMs: 1_000,
     livenessMs: 10_000,
     handoffWaitMs: 30_000,
+    followUpLeadMs: 30_000,
+    retention: { commandKeepMs: 2_592_000_000, auditKeepMs: 7_776_000_000 },
   },
   exec: {
     defaultTimeoutMs: 120_000,

@@ -254,6 +254,33 @@ const TABLE: readonly VariableCases[] = [
     invalid: notPositive,
   },
   {
+    name: 'MEMQL_QUEUE_FOLLOW_UP_LEAD_MS',
+    pick: (c) => c.queue.followUpLeadMs,
+    valid: [
+      ['0', 0],
+      ['5000', 5000],
+    ],
+    invalid: ['-1', '30s'],
+  },
+  {
+    name: 'MEMQL_COMMAND_KEEP_MS',
+    pick: (c) => c.queue.retention.commandKeepMs,
+    valid: [
+      ['0', 0],
+      ['86400000', 86_400_000],
+    ],
+    invalid: ['-1', '30d'],
+  },
+  {
+    name: 'MEMQL_AUDIT_KEEP_MS',
+    pick: (c) => c.queue.retention.auditKeepMs,
+    valid: [
+      ['0', 0],
+      ['31536000000', 31_536_000_000],
+    ],
+    invalid: ['-1', 'a year'],
+  },
+  {
     name: 'MEMQL_COMMAND_LEASE_MS',
     pick: (c) => c.queue.leaseMs,
     valid: [['60000', 60000]],

@@ -60,6 +60,7 @@ t.test('expected outputs: as recorded, else command_failed once the command ende
     execDurationMs: 5,
     outputs: null,
     queuedAt: new Date(),
+    queuePlace: new Date(),
     startedAt: new Date(),
     finishedAt: new Date(),
   };

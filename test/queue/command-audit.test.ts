@@ -36,6 +36,7 @@ function command(over: Partial<Command> = {}): Command {
     oomKilled: false,
     execDurationMs: 180,
     queuedAt: new Date('2030-01-01T00:00:00.000Z'),
+    queuePlace: new Date('2030-01-01T00:00:00.000Z'),
     startedAt: new Date('2030-01-01T00:00:01.500Z'),
     finishedAt: new Date('2030-01-01T00:00:01.750Z'),
     ...over,

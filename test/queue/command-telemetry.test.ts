@@ -31,6 +31,7 @@ const base: Command = {
   oomKilled: false,
   execDurationMs: 101,
   queuedAt: new Date(1000),
+  queuePlace: new Date(1000),
   startedAt: new Date(1200),
   finishedAt: new Date(1400),
 };

@@ -5,6 +5,8 @@ import t from 'tap';
 import { createRun, getRun, openDb } from '../../src/store/index.js';
 import { commandEventsSuite } from './command-events-suite.js';
 import { processSuite } from './process-suite.js';
+import { queueFairnessSuite } from './queue-fairness-suite.js';
+import { retentionSuite } from './retention-suite.js';
 import { storeSuite } from './store-suite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-pglite-'));
@@ -17,6 +19,8 @@ t.equal(db.kind, 'pglite');
 storeSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
+queueFairnessSuite(t, db);
+retentionSuite(t, db);
 
 t.test('the embedded database keeps its rows across a reopen', async (t) => {
   const other = await openDb({ kind: 'pglite', dataDir: join(dir, 'reopen') });

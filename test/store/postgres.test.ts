@@ -14,6 +14,8 @@ import { eventually } from '../queue/queue-support.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { commandEventsSuite } from './command-events-suite.js';
 import { processSuite } from './process-suite.js';
+import { queueFairnessSuite } from './queue-fairness-suite.js';
+import { retentionSuite } from './retention-suite.js';
 import { storeSuite } from './store-suite.js';
 
 const database = await createTestDatabase();
@@ -25,6 +27,8 @@ t.equal(db.kind, 'postgres');
 storeSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
+queueFairnessSuite(t, db);
+retentionSuite(t, db);
 
 t.test('two nodes migrating at once apply each migration exactly once', async (t) => {
   const fresh = await createTestDatabase();

@@ -2,6 +2,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkRunId } from '../../contract/index.js';
 import type { ObjectStore } from '../../objects/index.js';
+import { sweepRetention } from '../../queue/index.js';
 import {
   type Db,
   expireBlobUploads,
@@ -13,6 +14,7 @@ import {
   listRunsAwaitingCleanup,
   listRunsHeldByNode,
   pruneVersions,
+  type RowRetention,
   releaseWorkspace,
   runsWithExpiredVersions,
   type VersionRetention,
@@ -51,6 +53,11 @@ export interface SweeperDeps {
    * absent, they are kept while their run is.
    */
   versionRetention?: VersionRetention;
+  /**
+   * `MEMQL_COMMAND_KEEP_MS` and `MEMQL_AUDIT_KEEP_MS`: how long finished commands and
+   * audit events are kept; absent, they are kept while their run is.
+   */
+  rowRetention?: RowRetention;
 }
 
 /** What one sweep removed. */
@@ -76,6 +83,9 @@ export interface SweepReport {
   /** Versions past retention removed, and the blobs only they needed, deleted. */
   versionsPruned: number;
   blobsCollected: number;
+  /** Finished commands and audit events past retention, deleted. */
+  commandsDeleted: number;
+  auditEventsDeleted: number;
 }
 
 /** Runs whose versions one sweep prunes at most (the next sweep takes the rest). */
@@ -173,7 +183,8 @@ async function removeUnclaimedDirs(
  * runs, removes this node's workspace directories no live row on it claims, evicts
  * warm copies that are idle or of runs no longer held here, removes what killed
  * sandbox runs left on this host, and the stages of uploads left idle or of runs not
- * held here; and removes versions past retention with the blobs only they needed. Each
+ * held here; removes versions past retention with the blobs only they needed, and
+ * finished commands and audit events past theirs (`queue/retention-sweep.ts`). Each
  * step is idempotent, so a crashed sweep is simply run again.
  */
 export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepReport> {
@@ -197,6 +208,9 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
       new Set((await listLiveWorkspacesForNode(deps.db, deps.nodeId)).map((w) => w.runId)),
   );
   const history = await pruneHistory(deps);
+  const rows = deps.rowRetention
+    ? await sweepRetention(deps.db, deps.rowRetention)
+    : { commandsDeleted: 0, auditEventsDeleted: 0 };
   const report = {
     released,
     runsCleaned,
@@ -206,6 +220,7 @@ export async function sweepOnce(deps: SweeperDeps, now: Date): Promise<SweepRepo
     warmEvicted,
     uploadsRemoved: uploads.removed,
     ...history,
+    ...rows,
   };
   // The operator's temp cleanup count, under the same event type the queue uses.
   deps.log.info(

@@ -11,6 +11,7 @@ import {
   blobsNamedElsewhere,
   type Db,
   deleteManifest,
+  deleteRunAuditEvents,
   deleteRunCommands,
   deleteRunProcesses,
   finishRun,
@@ -128,7 +129,7 @@ export async function endRun(
 
 /**
  * Deletes everything a run left: workspace object bytes, the file manifest and its
- * history, command rows, and promoted artifacts (records and bytes: deleting a run
+ * history, command rows (with their call keys) and audit events, and promoted artifacts (records and bytes: deleting a run
  * withdraws what it published), then marks its workspaces deleted. The run is marked
  * deleted first so it stops resolving, nothing new is written meanwhile and no fork of
  * it can start; workspaces are marked last, so an interrupted deletion is found again
@@ -155,6 +156,7 @@ export async function deleteRunData(
   }
   if (foreign.length > 0) objects += (await collectBlobs(deps, foreign)).deleted;
   const commands = await deleteRunCommands(deps.db, runId);
+  await deleteRunAuditEvents(deps.db, runId);
   await deleteRunProcesses(deps.db, runId);
   const workspaces = await markRunWorkspacesDeleted(deps.db, runId);
   if (deps.workbenchRoot) await removeRunLeftovers(deps.workbenchRoot, runId);

@@ -19,6 +19,7 @@ import { memory } from './memory.js';
 import { ports } from './ports.js';
 import { processes } from './processes.js';
 import { queue } from './queue.js';
+import { queueAtScale } from './queue-at-scale.js';
 import { syncScaling } from './sync-scaling.js';
 import { throughput } from './throughput.js';
 import { versions } from './versions.js';
@@ -47,4 +48,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 14, name: 'port route', run: ports },
   { id: 15, name: 'versions', run: versions },
   { id: 16, name: 'computesdk', run: computeSdk },
+  { id: 18, name: 'queue-at-scale', run: queueAtScale },
 ];

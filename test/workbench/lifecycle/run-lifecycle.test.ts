@@ -64,61 +64,73 @@ t.test('ending a run releases its workspace and removes the directory, once', as
   await t.rejects(endRun({ db, log }, 'run-never', 'failed'), { code: 'conflict' });
 });
 
-t.test('deleting a run removes bytes, manifest, commands and artifacts; others stay', async (t) => {
-  for (const id of ['run-del', 'run-keep']) {
-    await runWithWorkspace(id);
-    await objects.put(`${runObjectPrefix(id)}blobs/abc`, Buffer.from('bytes'));
-    await objects.put(`artifacts/${id}`, Buffer.from('artifact'));
-    await commitManifestChange(db, {
-      runId: id,
-      nodeId: 'node-1',
-      upserts: [{ path: 'f.txt', hash: 'abc', size: 5, mode: 0o644, mtimeMs: 1 }],
-      deletes: [],
-    });
-    await enqueueCommand(db, {
-      id: `cmd-${id}`,
-      runId: id,
-      ownerUserId: 'owner',
-      timeoutMs: 1000,
-      request: {},
-    });
-    await insertArtifact(db, {
-      id: `art-${id}`,
-      runId: id,
-      ownerUserId: 'owner',
-      name: 'a',
-      contentType: 'text/plain',
-      size: 8,
-      hash: 'h',
-      objectKey: `artifacts/${id}`,
-      sourcePath: 'f.txt',
-    });
-  }
-  const counts = await deleteRunData({ db, objects, log, workbenchRoot: root }, 'run-del');
-  t.same(counts, { objects: 1, commands: 1, workspaces: 1, artifacts: 1 });
-  t.same((await objects.list(runObjectPrefix('run-del'))).items, []);
-  t.equal(await objects.head('artifacts/run-del'), null);
-  t.equal((await getManifestHead(db, 'run-del')).version, 0);
-  t.equal(await getArtifactForOwner(db, 'art-run-del', 'owner'), null);
-  const cmds = await db.query("select id from workspace_command where run_id = 'run-del'");
-  t.same(cmds, []);
-  const ws = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
-  t.notOk(
-    ws.some((w) => w.runId === 'run-del'),
-    'its workspace is no longer listed',
-  );
+t.test(
+  'deleting a run removes bytes, manifest, commands, audit events and artifacts; others stay',
+  async (t) => {
+    for (const id of ['run-del', 'run-keep']) {
+      await runWithWorkspace(id);
+      await objects.put(`${runObjectPrefix(id)}blobs/abc`, Buffer.from('bytes'));
+      await objects.put(`artifacts/${id}`, Buffer.from('artifact'));
+      await commitManifestChange(db, {
+        runId: id,
+        nodeId: 'node-1',
+        upserts: [{ path: 'f.txt', hash: 'abc', size: 5, mode: 0o644, mtimeMs: 1 }],
+        deletes: [],
+      });
+      await enqueueCommand(db, {
+        id: `cmd-${id}`,
+        runId: id,
+        ownerUserId: 'owner',
+        timeoutMs: 1000,
+        request: {},
+      });
+      await insertArtifact(db, {
+        id: `art-${id}`,
+        runId: id,
+        ownerUserId: 'owner',
+        name: 'a',
+        contentType: 'text/plain',
+        size: 8,
+        hash: 'h',
+        objectKey: `artifacts/${id}`,
+        sourcePath: 'f.txt',
+      });
+    }
+    const counts = await deleteRunData({ db, objects, log, workbenchRoot: root }, 'run-del');
+    t.same(counts, { objects: 1, commands: 1, workspaces: 1, artifacts: 1 });
+    t.same((await objects.list(runObjectPrefix('run-del'))).items, []);
+    t.equal(await objects.head('artifacts/run-del'), null);
+    t.equal((await getManifestHead(db, 'run-del')).version, 0);
+    t.equal(await getArtifactForOwner(db, 'art-run-del', 'owner'), null);
+    const cmds = await db.query("select id from workspace_command where run_id = 'run-del'");
+    t.same(cmds, []);
+    t.same(
+      await db.query("select id from audit_event where run_id = 'run-del'"),
+      [],
+      'its audit events went with it',
+    );
+    t.ok(
+      (await db.query("select id from audit_event where run_id = 'run-keep'")).length > 0,
+      "another run's audit events stay",
+    );
+    const ws = await listWorkspacesForOwner(db, 'owner', { includeReleased: true });
+    t.notOk(
+      ws.some((w) => w.runId === 'run-del'),
+      'its workspace is no longer listed',
+    );
 
-  t.equal(
-    (await objects.list(runObjectPrefix('run-keep'))).items.length,
-    1,
-    'other runs untouched',
-  );
-  t.ok(await getArtifactForOwner(db, 'art-run-keep', 'owner'));
-  t.equal((await getManifestHead(db, 'run-keep')).version, 1);
+    t.equal(
+      (await objects.list(runObjectPrefix('run-keep'))).items.length,
+      1,
+      'other runs untouched',
+    );
+    t.ok(await getArtifactForOwner(db, 'art-run-keep', 'owner'));
+    t.equal((await getManifestHead(db, 'run-keep')).version, 1);
 
-  const again = await deleteRunData({ db, objects, log }, 'run-del');
-  t.same(again, { objects: 0, commands: 0, workspaces: 0, artifacts: 0 }, 'idempotent');
-});
+    const again = await deleteRunData({ db, objects, log }, 'run-del');
+    t.same(again, { objects: 0, commands: 0, workspaces: 0, artifacts: 0 }, 'idempotent');
+  },
+);
 
 t.test('the sweeper finishes what was interrupted', async (t) => {
   // A run that ended without its release (the automation was interrupted).
@@ -160,6 +172,15 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
   await mkdir(movedStages, { recursive: true });
   await writeFile(join(movedStages, 'upload-moved'), 'staged');
 
+  // A command of a run that lives on, finished past retention, and one finished lately.
+  await db.execute(
+    `insert into workspace_command (id, run_id, owner_user_id, request, timeout_ms, status,
+       attempts, queued_at, started_at, finished_at)
+     values ('cmd-aged', 'run-missed', 'owner', '{}', 1000, 'completed', 1,
+       now() - interval '41 days', now() - interval '41 days', now() - interval '40 days'),
+       ('cmd-fresh', 'run-missed', 'owner', '{}', 1000, 'completed', 1, now(), now(), now())`,
+  );
+
   let evictedAt: Date | null = null;
   const now = new Date();
   const report = await sweepOnce(
@@ -169,6 +190,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
       nodeId: 'node-1',
       workbenchRoot: root,
       log,
+      rowRetention: { commandKeepMs: 30 * 86_400_000, auditKeepMs: 0 },
       evictIdle: async (at) => {
         evictedAt = at;
         return ['warm-1'];
@@ -187,7 +209,16 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     uploadsRemoved: 2,
     versionsPruned: 0,
     blobsCollected: 0,
+    commandsDeleted: 1,
+    auditEventsDeleted: 0,
   });
+  t.same(
+    (await db.query("select id from workspace_command where run_id = 'run-missed'")).map(
+      (r) => r.id,
+    ),
+    ['cmd-fresh'],
+    'a command past retention goes, a fresh one stays',
+  );
   t.same(await readdir(stages), ['upload-new'], 'an idle stage goes, a fresh one stays');
   t.same(await readdir(join(root, '.uploads')), ['run-live'], 'stages of a run not held here go');
   t.equal(await getLiveWorkspace(db, 'run-missed'), null);
@@ -223,5 +254,7 @@ t.test('the sweeper finishes what was interrupted', async (t) => {
     uploadsRemoved: 0,
     versionsPruned: 0,
     blobsCollected: 0,
+    commandsDeleted: 0,
+    auditEventsDeleted: 0,
   });
 });

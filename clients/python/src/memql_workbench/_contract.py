@@ -41,6 +41,7 @@ ErrorCode = Literal[
     "fetch_failed",
     "call_id_conflict",
     "not_found",
+    "command_expired",
     "unauthenticated",
     "forbidden",
     "workspace_quota_exceeded",
@@ -148,6 +149,10 @@ ERROR_CODES: Final[dict[str, tuple[ErrorCategory, str]]] = {
     "not_found": (
         "caller",
         "A named thing other than a workspace path (run, command, artifact) does not exist.",
+    ),
+    "command_expired": (
+        "caller",
+        "The command existed but finished longer ago than the node keeps command results (`MEMQL_COMMAND_KEEP_MS`), and its record was removed: its output and exit code are gone. A repeat of its callId does not run it again; send the command with a new callId if you need it run again.",
     ),
     "unauthenticated": (
         "policy",
