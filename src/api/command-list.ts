@@ -14,6 +14,7 @@
 import type { CommandPage } from '../contract/index.js';
 import {
   type CommandStatus,
+  getCallRecord,
   getCommand,
   getCommandByCallId,
   listRunCommands,
@@ -22,6 +23,7 @@ import type { RouteContext } from './api-deps.js';
 import { ApiError, invalidField } from './http-errors.js';
 import { sendJson } from './http-io.js';
 import { type PageQuery, parsePageQuery } from './page-query.js';
+import { commandAbsent } from './read-routes.js';
 import { ownRun } from './run-routes.js';
 import { commandSummaryView, commandView } from './views.js';
 
@@ -65,13 +67,18 @@ export async function listRunCommandsRoute(ctx: RouteContext): Promise<void> {
 /**
  * `GET /v1/runs/:runId/calls/:callId`: `{command}`, whole, the command the call with that
  * `callId` queued, so a caller cut off before its answer finds it again by the key it
- * chose. Another user's run, or a call that queued no command, is not_found.
+ * chose. Another user's run, or a call that queued no command, is not_found; a command
+ * retention removed is command_expired, as by id.
  */
 export async function getCallCommandRoute(ctx: RouteContext): Promise<void> {
   const run = await ownRun(ctx, ctx.params[0]!);
   const callId = ctx.params[1]!;
   const command = await getCommandByCallId(ctx.deps.db, run.id, callId);
   if (command === null) {
+    const record = await getCallRecord(ctx.deps.db, run.id, callId);
+    if (record?.commandId) {
+      throw await commandAbsent(ctx.deps.db, record.commandId, ctx.caller.userId);
+    }
     throw new ApiError(
       'not_found',
       `not_found: no command was queued in run "${run.id}" with callId "${callId}"; only exec and build calls queue one (GET /v1/runs/${run.id}/commands lists the run's commands)`,

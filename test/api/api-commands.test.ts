@@ -175,6 +175,9 @@ t.test(
     t.match(read.body.message, 'MEMQL_COMMAND_KEEP_MS');
     const cancel = await h.json<Refusal>(h.alice, 'POST', `/v1/commands/${id}/cancel`);
     t.equal(cancel.body.errorCode, 'command_expired');
+    const byCall = await h.json<Refusal>(h.alice, 'GET', `/v1/runs/${runId}/calls/call-expired`);
+    t.equal(byCall.status, 410, 'read by its callId too');
+    t.equal(byCall.body.errorCode, 'command_expired');
     const bobs = await h.json<Refusal>(h.bob, 'GET', `/v1/commands/${id}`);
     t.equal(bobs.body.errorCode, 'not_found', "another user's removed command is absent");
     const never = await h.json<Refusal>(h.alice, 'GET', '/v1/commands/no-such-command');
