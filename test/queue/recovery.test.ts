@@ -163,7 +163,7 @@ t.test('stale recovery', async (t) => {
         const rows = await ahead.recoverStale();
         return rows.length > 0 ? rows : undefined;
       },
-      5000,
+      60_000,
       'the stale recovery',
     );
     t.same(
