@@ -8,9 +8,8 @@
  * @module
  */
 
-import type { Config, ListenAddress } from '../config/index.js';
+import { type Config, formatHostPort, type ListenAddress } from '../config/index.js';
 import type { DispatchTarget, PortTarget, RunReleaseTarget } from '../mesh/index.js';
-import { formatHostPort } from '../config/index.js';
 import {
   AgentPeers,
   MeshServer,
@@ -182,7 +181,13 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       : null;
   const links =
     workers && deps.db
-      ? new WorkerLinksAcrossAgents({ hub: workers, db: deps.db, nodeId: config.nodeId, peers, log })
+      ? new WorkerLinksAcrossAgents({
+          hub: workers,
+          db: deps.db,
+          nodeId: config.nodeId,
+          peers,
+          log,
+        })
       : null;
   const killSwitches =
     workerCalls && deps.db ? await listenForKillSwitches(deps.db, workerCalls, log) : null;

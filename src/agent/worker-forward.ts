@@ -247,7 +247,9 @@ export function vouchForWorkerLinks(
     busy = true;
     const links = hub.links().map((l) => ({ ownerUserId: l.userId, workerId: l.workerId }));
     touchWorkerLinks(db, nodeId, links)
-      .catch((err: unknown) => log.warn({ err }, 'vouching for the worker streams held here failed'))
+      .catch((err: unknown) =>
+        log.warn({ err }, 'vouching for the worker streams held here failed'),
+      )
       .finally(() => {
         busy = false;
       });
