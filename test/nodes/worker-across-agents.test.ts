@@ -85,6 +85,11 @@ const client = (agent: Agent, token = agentToken) =>
 const logged = (agent: Agent, msg: string, from = 0) =>
   agent.process.lines.slice(from).filter((l) => l.msg === msg);
 const FORWARD_SERVED = 'forwarded worker call: passed down the worker stream held here';
+/** The lines `msg` of `agent`, once one has arrived (its stdout may trail its answers). */
+const loggedOnce = async (agent: Agent, msg: string) => {
+  await agent.process.waitForLog((l) => l.msg === msg);
+  return logged(agent, msg);
+};
 
 let worker = startWorker(agentB, 'worker-1');
 await eventually(
@@ -133,7 +138,11 @@ t.test('consent missing: consent_required, decided on the arriving agent only', 
     reroutedFrom: 'workbench',
     consentRequest: { workerId: 'desk', requiredScope: 'full', heldScope: 'none' },
   });
-  t.equal(logged(agentA, 'reroute: consent required').length, 1, 'the gate ran on agent A');
+  t.equal(
+    (await loggedOnce(agentA, 'reroute: consent required')).length,
+    1,
+    'the gate ran on agent A',
+  );
   t.equal(logged(agentB, 'reroute: consent required').length, 0, 'and not on agent B');
   t.equal((await listConsentRequests(db, 'alice', { status: 'pending' })).length, 1);
   t.notOk(existsSync(join(userRoot, 'note.txt')), 'nothing reached the worker');
@@ -163,10 +172,11 @@ t.test('approved with a person credential, the call at A runs on the worker at B
     row.id,
     'the answer names the record',
   );
-  t.equal(logged(agentA, 'rerouted to a worker host').length, 1, 'one gate, on A');
-  t.equal(logged(agentB, 'rerouted to a worker host').length, 0, 'none on B');
+  t.equal((await loggedOnce(agentA, 'rerouted to a worker host')).length, 1, 'one gate, on A');
+  // B logs the forward before passing it on, so a gate of its own would be logged by now.
+  t.equal((await loggedOnce(agentB, FORWARD_SERVED)).length, 1, 'B only passed it on');
+  t.equal(logged(agentB, 'rerouted to a worker host').length, 0, 'no gate on B');
   t.equal(logged(agentB, 'reroute: consent required').length, 0);
-  t.equal(logged(agentB, FORWARD_SERVED).length, 1, 'B only passed it on');
   const approvals = (await listAuditEvents(db, {})).filter(
     (e) => e.eventType === 'worker_consent.approved',
   );
@@ -250,9 +260,19 @@ async function longExec(agent: Agent, tag: string, extra = {}) {
     extra,
   );
   const pidFile = (name: string) => join(userRoot, `${tag}.${name}.pid`);
+  let early: DispatchResult | undefined;
+  answer.then(
+    (r) => {
+      early = r;
+    },
+    () => {},
+  );
   await eventually(
     'the command and its child are running',
-    () => existsSync(pidFile('shell')) && existsSync(pidFile('child')),
+    () => {
+      if (early !== undefined) throw new Error(`answered first: ${JSON.stringify(early)}`);
+      return existsSync(pidFile('shell')) && existsSync(pidFile('child'));
+    },
     60_000,
   );
   const pids = [
