@@ -27,6 +27,8 @@ export interface WorkerHostRecord {
    * disconnected, and vouched for ({@link touchWorkerLinks}) within the freshness window.
    */
   linkLive: boolean;
+  /** When the agent holding it last vouched for its stream. */
+  seenAt: Date;
 }
 
 /**
@@ -51,6 +53,7 @@ function toWorkerHost(r: Record<string, unknown>): WorkerHostRecord {
     disconnectedAt: dateOrNull(r.disconnected_at),
     agentAddress: textOrNull(r.agent_address),
     linkLive: r.link_live === true,
+    seenAt: date(r.seen_at),
   };
 }
 

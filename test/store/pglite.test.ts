@@ -6,6 +6,7 @@ import { createRun, getRun, openDb } from '../../src/store/index.js';
 import { commandEventsSuite } from './command-events-suite.js';
 import { processSuite } from './process-suite.js';
 import { storeSuite } from './store-suite.js';
+import { workerLinksSuite } from './worker-links-suite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-pglite-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -15,6 +16,7 @@ t.teardown(() => db.close());
 t.equal(db.kind, 'pglite');
 
 storeSuite(t, db);
+workerLinksSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
 

@@ -15,6 +15,7 @@ import { createTestDatabase } from '../support/postgres.js';
 import { commandEventsSuite } from './command-events-suite.js';
 import { processSuite } from './process-suite.js';
 import { storeSuite } from './store-suite.js';
+import { workerLinksSuite } from './worker-links-suite.js';
 
 const database = await createTestDatabase();
 t.teardown(() => database.drop());
@@ -23,6 +24,7 @@ t.teardown(() => db.close());
 t.equal(db.kind, 'postgres');
 
 storeSuite(t, db);
+workerLinksSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
 
