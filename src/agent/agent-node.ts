@@ -175,7 +175,8 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       ? new AgentPeers({
           self: { nodeId: config.nodeId, nodeType: 'agent', version: deps.version },
           token: meshToken,
-          tls: config.mesh.tls,
+          // As the peers' servers serve (below): TLS only with an identity of their own.
+          tls: config.mesh.tls?.identity ? config.mesh.tls : null,
           log,
         })
       : null;

@@ -29,6 +29,7 @@ import { isUserSubject, USER_SUBJECT_PREFIX } from '../contract/index.js';
 import {
   type AgentPeers,
   type HandlerAnswer,
+  type PeerConnection,
   type PeerRequestOptions,
   PeerUnavailableError,
   type RequestHandler,
@@ -192,28 +193,53 @@ export class WorkerLinksAcrossAgents implements WorkerLinks {
     if (method !== WORKER_DISPATCH_METHOD || peers === null) {
       return hub.send(userId, workerId, method, authority, payload, options);
     }
-    if (hub.connected(userId).some((w) => w.workerId === workerId)) {
-      return hub.send(userId, workerId, method, authority, payload, options);
+    // A worker that moved between the holder's read and its stream (it reconnected to
+    // another replica, or here) is followed once; nothing was sent the first time.
+    let tried: string | null = null;
+    for (;;) {
+      if (hub.connected(userId).some((w) => w.workerId === workerId)) {
+        return hub.send(userId, workerId, method, authority, payload, options);
+      }
+      const host = await getWorkerHost(db, userId, workerId);
+      if (host === null || !this.reachable(host) || host.agentAddress === null) {
+        throw new PeerUnavailableError(`worker ${workerId} is not connected`, false);
+      }
+      const peer = await peers.ready(host.agentAddress);
+      const response = await this.forward(peer, host, { userId, authority, payload }, options);
+      const failure = linkFailure(response);
+      if (failure === null) return response;
+      if (failure === 'absent' && tried === null) {
+        tried = host.agentNodeId;
+        const now = await getWorkerHost(db, userId, workerId);
+        if (now !== null && now.agentNodeId !== tried) continue;
+      }
+      throw new PeerUnavailableError(response.message, failure === 'lost');
     }
-    const host = await getWorkerHost(db, userId, workerId);
-    if (host === null || !this.reachable(host) || host.agentAddress === null) {
-      throw new PeerUnavailableError(`worker ${workerId} is not connected`, false);
-    }
-    const peer = await peers.ready(host.agentAddress);
-    const body: ForwardBody = { workerId, payload: payload.toString('base64') };
+  }
+
+  private forward(
+    peer: PeerConnection,
+    host: WorkerHostRecord,
+    call: { readonly userId: string; readonly authority: WireAuthority; readonly payload: Buffer },
+    options: PeerRequestOptions,
+  ): Promise<ResponseFrame> {
+    const { userId, authority, payload } = call;
+    const body: ForwardBody = { workerId: host.workerId, payload: payload.toString('base64') };
     this.deps.log.info(
-      { workerId, userId, linkNodeId: host.agentNodeId, address: host.agentAddress },
+      {
+        workerId: host.workerId,
+        userId,
+        linkNodeId: host.agentNodeId,
+        address: host.agentAddress,
+      },
       'worker call forwarded to the agent replica holding its stream',
     );
-    const response = await peer.request(
+    return peer.request(
       WORKER_FORWARD_METHOD,
       authority,
       Buffer.from(JSON.stringify(body)),
       options,
     );
-    const failure = linkFailure(response);
-    if (failure !== null) throw new PeerUnavailableError(response.message, failure === 'lost');
-    return response;
   }
 }
 
