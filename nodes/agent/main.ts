@@ -79,7 +79,7 @@ async function main(): Promise<void> {
             ? remoteFleet(node.registry)
             : inProcessFleet(config, local, db),
         localFallback: config.workbenchRemote && config.workbenchLocalFallback,
-        ...(node.workers ? { workers: node.workers } : {}),
+        ...(node.workerDirectory ? { workers: node.workerDirectory } : {}),
         ...(node.workerCalls ? { workerCalls: node.workerCalls } : {}),
         ...(local ? { workbenchRoot: config.workbenchRoot } : {}),
         releaseRun: (runId) => node.releaseRun(runId),

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
         metrics: host.queue.metrics.registry,
         cancelCommand: (commandId) => host.queue.cancel(commandId),
         ...(agent.openPort ? { openPort: agent.openPort } : {}),
-        ...(agent.workers ? { workers: agent.workers } : {}),
+        ...(agent.workerDirectory ? { workers: agent.workerDirectory } : {}),
         ...(agent.workerCalls ? { workerCalls: agent.workerCalls } : {}),
         log,
       },

@@ -8,9 +8,10 @@
  * @module
  */
 
-import type { Config, ListenAddress } from '../config/index.js';
+import { type Config, formatHostPort, type ListenAddress } from '../config/index.js';
 import type { DispatchTarget, PortTarget, RunReleaseTarget } from '../mesh/index.js';
 import {
+  AgentPeers,
   MeshServer,
   PeerRegistry,
   type PeerRegistryOptions,
@@ -33,6 +34,11 @@ import { type PortOpener, portOpener } from './port-opener.js';
 import { registryRouter, type WorkbenchRouter } from './router.js';
 import { releaseRunOnReplicas } from './run-release.js';
 import { type WorkerCallStopper, WorkerCalls } from './worker-calls.js';
+import {
+  forwardedWorkerCalls,
+  vouchForWorkerLinks,
+  WorkerLinksAcrossAgents,
+} from './worker-forward.js';
 import { WorkerReroute } from './worker-reroute.js';
 
 /** The node type agent nodes route workbench calls to. */
@@ -83,6 +89,13 @@ export interface AgentNode {
   readonly grpcAddress: ListenAddress | null;
   /** The worker hosts connected here; null when this node takes none. */
   readonly workers: WorkerHub | null;
+  /**
+   * The worker hosts calls arriving here reach: those connected here, and those whose
+   * streams peer agent replicas hold (for the API's worker list). Null with `workers`.
+   */
+  readonly workerDirectory: WorkerLinksAcrossAgents | null;
+  /** Where peer agent replicas reach this node (`MEMQL_GRPC_ADVERTISE`); null: they do not. */
+  readonly advertisedAddress: string | null;
   /**
    * Lets go of what workbenches keep of a run that was just ended or deleted: the
    * in-process one's, and every connected replica's (see `run-release.ts`). Never throws.
@@ -148,9 +161,35 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     if (deps.local === null)
       throw new Error('an in-process workbench is needed: not remote, or fallback on');
   }
+  // Where peers reach this node, known once the server is bound (before any worker connects).
+  const advertised: { address: string | null } = { address: null };
   const workers =
-    deps.serveGrpc !== false && deps.db !== undefined ? workerHub(deps.db, deps, log) : null;
+    deps.serveGrpc !== false && deps.db !== undefined
+      ? workerHub(deps.db, deps, log, () => advertised.address)
+      : null;
   const workerCalls = workers ? new WorkerCalls() : null;
+  // Forwarding between agent replicas rides the mesh token: without one, none.
+  const meshToken = config.mesh.token;
+  const peers =
+    workers && meshToken !== null
+      ? new AgentPeers({
+          self: { nodeId: config.nodeId, nodeType: 'agent', version: deps.version },
+          token: meshToken,
+          // As the peers' servers serve (below): TLS only with an identity of their own.
+          tls: config.mesh.tls?.identity ? config.mesh.tls : null,
+          log,
+        })
+      : null;
+  const links =
+    workers && deps.db
+      ? new WorkerLinksAcrossAgents({
+          hub: workers,
+          db: deps.db,
+          nodeId: config.nodeId,
+          peers,
+          log,
+        })
+      : null;
   const killSwitches =
     workerCalls && deps.db ? await listenForKillSwitches(deps.db, workerCalls, log) : null;
   const dispatcher = new AgentDispatcher({
@@ -164,8 +203,16 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     peerType: WORKBENCH_PEER_TYPE,
     log,
     ...(deps.peerWaitMs !== undefined ? { peerWaitMs: deps.peerWaitMs } : {}),
-    ...(workers && workerCalls && deps.db
-      ? { reroute: new WorkerReroute({ db: deps.db, links: workers, log, calls: workerCalls }) }
+    ...(links && workerCalls && deps.db
+      ? {
+          reroute: new WorkerReroute({
+            db: deps.db,
+            links,
+            log,
+            calls: workerCalls,
+            nodeId: config.nodeId,
+          }),
+        }
       : {}),
   });
   const releaseRun = async (runId: string): Promise<void> => {
@@ -189,6 +236,8 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
       registry,
       grpcAddress: null,
       workers: null,
+      workerDirectory: null,
+      advertisedAddress: null,
       releaseRun,
       openPort,
       workerCalls: null,
@@ -206,7 +255,8 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     // of its own serves it in plaintext rather than not at all.
     tls: config.mesh.tls?.identity ? config.mesh.tls : null,
     log,
-    handler: null,
+    // Peer replicas' forwarded worker calls, on streams presenting the mesh token.
+    handler: workers && peers ? forwardedWorkerCalls(workers, config.nodeId, log) : null,
     ...(workers ? { acceptStream: workers.accept } : {}),
   });
   let grpcAddress: ListenAddress;
@@ -214,19 +264,33 @@ export async function startAgentNode(deps: AgentNodeDeps): Promise<AgentNode> {
     grpcAddress = await server.start(config.listen.grpc);
   } catch (err) {
     registry?.close();
+    peers?.close();
     await killSwitches?.close().catch(() => {});
     throw err;
   }
+  advertised.address = peers ? advertisedAddress(config, grpcAddress) : null;
+  if (workers && peers && advertised.address === null) {
+    log.warn(
+      { grpcListen: formatHostPort(config.listen.grpc) },
+      'MEMQL_GRPC_ADVERTISE is unset and MEMQL_GRPC_LISTEN is a wildcard: worker hosts connected here serve only the calls that arrive here',
+    );
+  }
+  const stopVouching =
+    workers && deps.db ? vouchForWorkerLinks(deps.db, workers, config.nodeId, log) : () => {};
   return {
     dispatcher,
     registry,
     grpcAddress,
     workers,
+    workerDirectory: links,
+    advertisedAddress: advertised.address,
     releaseRun,
     openPort,
     workerCalls,
     async close() {
+      stopVouching();
       registry?.close();
+      peers?.close();
       workers?.close();
       await killSwitches?.close().catch(() => {});
       await server.close();
@@ -280,8 +344,24 @@ function ownsRunIn(db: Db): (runId: string, userId: string) => Promise<boolean> 
 const PERSON_TOKEN_ON_WORKER =
   'unauthenticated: MEMQL_WORKER_TOKEN is a person token, which decides consent; the commands a worker runs can read its environment, so a worker takes only an agent token of its user (memql tokens create, or the agent token npm start prints)';
 
+/**
+ * Where peer replicas reach this node: `MEMQL_GRPC_ADVERTISE`, else the bound listen
+ * address when its host is a specific one (a wildcard names no reachable address).
+ */
+function advertisedAddress(config: Config, bound: ListenAddress): string | null {
+  if (config.listen.grpcAdvertise) return formatHostPort(config.listen.grpcAdvertise);
+  const host = bound.host;
+  if (host === '' || host === '0.0.0.0' || host === '::') return null;
+  return formatHostPort(bound);
+}
+
 /** The hub worker hosts connect to, recording each connection in the store. */
-function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): WorkerHub {
+function workerHub(
+  db: Db,
+  deps: AgentNodeDeps,
+  log: AgentNodeDeps['log'],
+  address: () => string | null,
+): WorkerHub {
   const agentNodeId = deps.config.nodeId;
   // One worker's records are written in order, so a quick reconnect cannot be
   // overtaken by the record of the stream it replaced.
@@ -314,6 +394,7 @@ function workerHub(db: Db, deps: AgentNodeDeps, log: AgentNodeDeps['log']): Work
           provides: [...link.offer.provides],
           version: link.version,
           agentNodeId,
+          agentAddress: address(),
         });
       }),
     onDisconnected: (link) =>

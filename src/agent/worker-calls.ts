@@ -113,14 +113,20 @@ export class WorkerCalls implements WorkerCallStopper {
   }
 }
 
-/** A signal that aborts when either does (the caller's, and the kill switch's). */
+/**
+ * A signal that aborts when either does (the caller's, and the kill switch's), with
+ * the reason of the one that did: a caller that only went away (`CallerGoneError`)
+ * leaves the call running on the worker, as the stream caller reads that reason, and
+ * its outcome is still recorded; a cancel or the kill switch stops it.
+ */
 export function eitherSignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
   if (a === undefined) return b;
   const both = new AbortController();
-  const abort = () => both.abort();
-  if (a.aborted || b.aborted) abort();
-  a.addEventListener('abort', abort, { once: true });
-  b.addEventListener('abort', abort, { once: true });
+  const abort = (from: AbortSignal) => () => both.abort(from.reason);
+  if (b.aborted) abort(b)();
+  else if (a.aborted) abort(a)();
+  a.addEventListener('abort', abort(a), { once: true });
+  b.addEventListener('abort', abort(b), { once: true });
   return both.signal;
 }
 

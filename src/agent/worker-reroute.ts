@@ -57,6 +57,7 @@ import {
   listWorkerHosts,
   raiseConsentRequest,
   readConsentState,
+  type WorkerHostRecord,
 } from '../store/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { decideReroute, type GateDecision, type GateWorker } from './consent-gate.js';
@@ -68,9 +69,17 @@ import {
   type WorkerCallTicket,
 } from './worker-calls.js';
 
-/** What the reroute needs from the node's worker hub. */
+/**
+ * What the reroute needs from the node's worker hub, or from the links across agent
+ * replicas (`worker-forward.ts`).
+ */
 export interface WorkerLinks {
   connected(userId: string): LiveWorker[];
+  /**
+   * Whether a stored worker that is not connected here serves calls from here all the
+   * same (another agent replica holds its stream). Absent: none does.
+   */
+  reachable?(host: WorkerHostRecord): boolean;
   send(
     userId: string,
     workerId: string,
@@ -93,6 +102,8 @@ export interface WorkerRerouteDeps {
   readonly db: Db;
   readonly links: WorkerLinks;
   readonly log: Logger;
+  /** This agent node's id, recorded as where the gate decided. */
+  readonly nodeId?: string;
   /** The node's calls to worker hosts, which kill switches stop. Default: its own. */
   readonly calls?: WorkerCalls;
 }
@@ -144,8 +155,9 @@ export class WorkerReroute {
   ): Promise<RerouteOutcome> {
     const log = this.deps.log.child({ runId: envelope.runId, action: envelope.action, userId });
     let decision: GateDecision;
+    let linkNodes: ReadonlyMap<string, string>;
     try {
-      decision = await this.decide(envelope, userId, needs);
+      ({ decision, linkNodes } = await this.decide(envelope, userId, needs));
     } catch (err) {
       log.error({ err }, 'reroute: reading consent failed');
       return {
@@ -231,7 +243,15 @@ export class WorkerReroute {
         };
       }
       case 'run':
-        return this.run(envelope, authority, userId, needs, decision, call, log);
+        return this.run(
+          envelope,
+          authority,
+          userId,
+          needs,
+          { ...decision, linkNodeId: linkNodes.get(decision.workerId) ?? null },
+          call,
+          log,
+        );
     }
   }
 
@@ -249,23 +269,29 @@ export class WorkerReroute {
       inFlight: w.inFlight,
     }));
     const liveIds = new Set(live.map((w) => w.workerId));
+    // Where each worker's stream is held: here, or on the peer replica its row names.
+    const linkNodes = new Map<string, string>();
+    for (const id of liveIds) if (this.deps.nodeId) linkNodes.set(id, this.deps.nodeId);
     for (const w of known) {
       if (!liveIds.has(w.workerId)) {
+        const elsewhere = this.deps.links.reachable?.(w) ?? false;
+        if (elsewhere) linkNodes.set(w.workerId, w.agentNodeId);
         workers.push({
           workerId: w.workerId,
           os: w.os,
           provides: w.provides,
-          connected: false,
+          connected: elsewhere,
           inFlight: 0,
         });
       }
     }
     const hintOs = envelope.environment?.os;
-    return decideReroute(
+    const decision = decideReroute(
       { action: envelope.action, unmetNeeds: needs, ...(hintOs ? { hintOs } : {}) },
       consent,
       workers,
     );
+    return { decision, linkNodes };
   }
 
   private async run(
@@ -273,7 +299,7 @@ export class WorkerReroute {
     authority: Authority,
     userId: string,
     needs: readonly UnmetNeed[],
-    decision: Extract<GateDecision, { kind: 'run' }>,
+    decision: Extract<GateDecision, { kind: 'run' }> & { readonly linkNodeId: string | null },
     call: { readonly options: DispatchCallOptions; readonly ticket: WorkerCallTicket },
     log: Logger,
   ): Promise<RerouteOutcome> {
@@ -302,6 +328,8 @@ export class WorkerReroute {
       reroutedFrom: REROUTED_FROM,
       needs: [...needs],
       scope: decision.scope,
+      decidedBy: this.deps.nodeId ?? null,
+      linkNodeId: decision.linkNodeId,
     });
     const routing: WorkerRouting = {
       target: 'worker',
@@ -312,7 +340,12 @@ export class WorkerReroute {
       invocationId: invocation.id,
     };
     log.info(
-      { workerId: decision.workerId, invocationId: invocation.id, scope: routing.scope },
+      {
+        workerId: decision.workerId,
+        invocationId: invocation.id,
+        scope: routing.scope,
+        linkNodeId: decision.linkNodeId,
+      },
       'rerouted to a worker host',
     );
     const payload = Buffer.from(JSON.stringify(envelopeToWire(envelope)), 'utf8');

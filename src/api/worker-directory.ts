@@ -8,20 +8,31 @@
 
 import type { WorkersAnswer, WorkerView } from '../contract/index.js';
 import type { LiveWorker } from '../mesh/index.js';
-import { listWorkerHosts, type Queryable, readConsentState } from '../store/index.js';
+import {
+  listWorkerHosts,
+  type Queryable,
+  readConsentState,
+  type WorkerHostRecord,
+} from '../store/index.js';
 
 export type { LiveWorker };
 
 /** Worker hosts connected to this agent node now. */
 export interface WorkerDirectory {
   connected(userId: string): LiveWorker[];
+  /**
+   * Whether a worker connected to another agent replica serves calls that arrive here
+   * (its link is live and this node forwards to that replica). Absent: none does.
+   */
+  reachable?(host: WorkerHostRecord): boolean;
 }
 
 /**
  * The caller's workers, by id. Without a directory (an agent node that serves no
  * worker hosts) nothing is connected here, so every worker reads `connected: false`,
- * whatever its stored row says: a row without `disconnectedAt` may belong to a
- * connection to another agent node, or to one that ended without being recorded.
+ * whatever its stored row says. With one, a worker connected to another agent replica
+ * reads connected when the directory says calls reach it from here (its link is live
+ * on that replica's word, and this node forwards to it).
  */
 export async function callerWorkers(
   q: Queryable,
@@ -41,7 +52,7 @@ export async function callerWorkers(
   for (const host of hosts) {
     views.set(host.workerId, {
       workerId: host.workerId,
-      connected: false,
+      connected: directory?.reachable?.(host) ?? false,
       os: host.os,
       provides: host.provides,
       version: host.version,

@@ -206,6 +206,12 @@ export interface ListenConfig {
   readonly http: ListenAddress;
   /** `MEMQL_METRICS_LISTEN`; `null`: no metrics server. */
   readonly metrics: ListenAddress | null;
+  /**
+   * `MEMQL_GRPC_ADVERTISE`: where other agent replicas reach this node's gRPC listener
+   * to forward calls to the worker hosts connected here; `null`: the listen address,
+   * when its host is not a wildcard.
+   */
+  readonly grpcAdvertise: ListenAddress | null;
 }
 
 /** This node's TLS certificate and key, which only come as a pair. */

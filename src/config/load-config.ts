@@ -206,6 +206,9 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
       grpc: r.required('MEMQL_GRPC_LISTEN', parseListenAddress),
       http: r.required('MEMQL_HTTP_LISTEN', parseListenAddress),
       metrics: r.optional('MEMQL_METRICS_LISTEN', parseListenAddress),
+      grpcAdvertise: r.optional('MEMQL_GRPC_ADVERTISE', (text) =>
+        withShape(parseHostPort(text), 'host:port, e.g. 10.0.3.7:50060'),
+      ),
     },
     mesh: readMesh(r, anyPath),
     worker: readWorker(r, anyPath, options.worker ?? false),

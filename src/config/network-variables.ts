@@ -70,6 +70,14 @@ export const NETWORK_VARIABLES = [
       'Address of the `NodeService` and `grpc.health.v1` server. A workbench node refuses to start (exit 2) on an address other than loopback (127.0.0.0/8, `::1`, `localhost`) unless `MEMQL_MESH_TOKEN` or mutual TLS is configured or `MEMQL_MESH_INSECURE` is set.',
   },
   {
+    name: 'MEMQL_GRPC_ADVERTISE',
+    default: undefined,
+    defaultText: 'unset: `MEMQL_GRPC_LISTEN` when its host is not `0.0.0.0` or `::`',
+    type: '`host:port`; IPv6 in brackets',
+    description:
+      "Where the other agent replicas reach this agent node's gRPC listener, recorded beside each worker host connected here so that a call arriving at another replica is forwarded here over the mesh (authenticated by `MEMQL_MESH_TOKEN`). On Kubernetes, the pod's IP and the gRPC port (`$(POD_IP):50060`). With neither this nor a specific listen host, the workers connected here serve only the calls that arrive here.",
+  },
+  {
     name: 'MEMQL_HTTP_LISTEN',
     default: '127.0.0.1:8080',
     type: '`host:port`; IPv6 in brackets; port 0 picks a free port',

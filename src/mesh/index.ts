@@ -13,6 +13,7 @@
  * @packageDocumentation
  */
 
+export { AGENT_PEER_CONNECT_MS, AgentPeers, type AgentPeersOptions } from './agent-peers.js';
 export { type BackoffOptions, DEFAULT_BACKOFF, nextBackoff } from './backoff.js';
 export type {
   DispatchCallOptions,
@@ -140,4 +141,4 @@ export {
   type WorkerStreamInfo,
   type WorkerStreamState,
 } from './worker-hub.js';
-export { WORKER_DISPATCH_METHOD } from './worker-method.js';
+export { WORKER_DISPATCH_METHOD, WORKER_FORWARD_METHOD } from './worker-method.js';

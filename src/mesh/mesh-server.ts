@@ -70,9 +70,11 @@ export interface MeshServerOptions {
   /** Answers requests; `null` for a node that serves only health. */
   readonly handler: RequestHandler | null;
   /**
-   * Takes `NodeService.Stream` calls itself instead of a request handler: the agent's
-   * worker hub, whose streams are opened by worker hosts and authenticated by their
-   * users' API tokens rather than the mesh token. Ignored when `handler` is set.
+   * Takes `NodeService.Stream` calls itself: the agent's worker hub, whose streams are
+   * opened by worker hosts and authenticated by their users' API tokens rather than
+   * the mesh token. With `handler` too, a stream that presents the configured mesh
+   * token is a peer node's and is served by `handler`; every other stream (and every
+   * stream when no mesh token is configured) goes here.
    */
   readonly acceptStream?: (call: ServerDuplexStream<unknown, unknown>) => void;
   /** Calls the node runs at once, reported in health frames. Default 1. */
@@ -135,7 +137,7 @@ export class MeshServer {
     if (options.handler) {
       this.server.addService(
         tolerantService(protos.nodeService, maxFrameBytes),
-        this.streamImplementation(options.handler),
+        this.streamImplementation(options.handler, options.acceptStream),
       );
       this.health.set(NODE_SERVICE_NAME, 'NOT_SERVING');
     } else if (options.acceptStream) {
@@ -279,7 +281,10 @@ export class MeshServer {
     this.settling.unref();
   }
 
-  private streamImplementation(handler: RequestHandler): UntypedServiceImplementation {
+  private streamImplementation(
+    handler: RequestHandler,
+    others?: (call: ServerDuplexStream<unknown, unknown>) => void,
+  ): UntypedServiceImplementation {
     const log = this.options.log.child({ component: 'mesh-server' });
     const host: SessionHost = {
       hello: this.hello,
@@ -310,6 +315,11 @@ export class MeshServer {
     return {
       Stream: (call: ServerDuplexStream<unknown, unknown>) => {
         const auth = checkMeshToken(this.options.token, call.metadata);
+        if (others && !(auth.ok && auth.authenticated)) {
+          // Not a peer node's stream: a worker host's, which its own hub authenticates.
+          others(call);
+          return;
+        }
         if (!auth.ok) {
           log.warn(
             { peer: call.getPeer(), reason: auth.reason },

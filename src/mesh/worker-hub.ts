@@ -215,6 +215,15 @@ export class WorkerHub {
     return views.sort((a, b) => a.workerId.localeCompare(b.workerId));
   }
 
+  /** Every worker stream that is ready here, as its user and worker ids. */
+  links(): { readonly userId: string; readonly workerId: string }[] {
+    const out: { userId: string; workerId: string }[] = [];
+    for (const [userId, workers] of this.byUser) {
+      for (const workerId of workers.keys()) out.push({ userId, workerId });
+    }
+    return out;
+  }
+
   /**
    * Sends one call to a worker of `userId`. Throws {@link PeerUnavailableError} when
    * that worker is not connected here, or its stream ends before the answer.

@@ -260,9 +260,13 @@ export {
   raiseConsentRequest,
 } from './worker-consent-requests.js';
 export {
+  getWorkerHost,
   listWorkerHosts,
   recordWorkerConnected,
   recordWorkerDisconnected,
+  touchWorkerLinks,
+  WORKER_LINK_FRESH_MS,
+  WORKER_LINK_REFRESH_MS,
   type WorkerHostRecord,
 } from './worker-hosts.js';
 export {

@@ -5,7 +5,7 @@
  */
 
 import type { Queryable } from './db.js';
-import { date, dateOrNull, jsonColumn } from './rows.js';
+import { date, dateOrNull, jsonColumn, textOrNull } from './rows.js';
 
 /** A worker host as last seen. */
 export interface WorkerHostRecord {
@@ -16,11 +16,29 @@ export interface WorkerHostRecord {
   version: string;
   /** The agent node it is (or was last) connected to. */
   agentNodeId: string;
+  /** Where that agent's peers reach it (`host:port`); null when it takes no forwarded calls. */
+  agentAddress: string | null;
   firstSeenAt: Date;
   connectedAt: Date;
   /** Null while it is connected (as the agent it dialled last recorded). */
   disconnectedAt: Date | null;
+  /**
+   * Whether its stream is up as of now, on the word of the agent holding it: not
+   * disconnected, and vouched for ({@link touchWorkerLinks}) within the freshness window.
+   */
+  linkLive: boolean;
+  /** When the agent holding it last vouched for its stream. */
+  seenAt: Date;
 }
+
+/**
+ * How long an agent's word that it holds a worker's stream lasts, ms: three of its
+ * refreshes ({@link WORKER_LINK_REFRESH_MS}). A link older than this is taken as gone
+ * (its agent died without recording the disconnection).
+ */
+export const WORKER_LINK_FRESH_MS = 15_000;
+/** How often an agent vouches for the worker streams it holds, ms. */
+export const WORKER_LINK_REFRESH_MS = 5_000;
 
 function toWorkerHost(r: Record<string, unknown>): WorkerHostRecord {
   return {
@@ -33,6 +51,9 @@ function toWorkerHost(r: Record<string, unknown>): WorkerHostRecord {
     firstSeenAt: date(r.first_seen_at),
     connectedAt: date(r.connected_at),
     disconnectedAt: dateOrNull(r.disconnected_at),
+    agentAddress: textOrNull(r.agent_address),
+    linkLive: r.link_live === true,
+    seenAt: date(r.seen_at),
   };
 }
 
@@ -46,16 +67,27 @@ export async function recordWorkerConnected(
   w: Pick<
     WorkerHostRecord,
     'ownerUserId' | 'workerId' | 'os' | 'provides' | 'version' | 'agentNodeId'
-  >,
+  > &
+    Partial<Pick<WorkerHostRecord, 'agentAddress'>>,
 ): Promise<Date> {
   const rows = await q.query(
-    `insert into worker_host (owner_user_id, worker_id, os, provides, version, agent_node_id)
-     values ($1, $2, $3, $4::text::jsonb, $5, $6)
+    `insert into worker_host (owner_user_id, worker_id, os, provides, version, agent_node_id,
+       agent_address)
+     values ($1, $2, $3, $4::text::jsonb, $5, $6, $7)
      on conflict (owner_user_id, worker_id) do update set os = excluded.os,
        provides = excluded.provides, version = excluded.version,
-       agent_node_id = excluded.agent_node_id, connected_at = now(), disconnected_at = null
+       agent_node_id = excluded.agent_node_id, agent_address = excluded.agent_address,
+       connected_at = now(), seen_at = now(), disconnected_at = null
      returning connected_at`,
-    [w.ownerUserId, w.workerId, w.os, JSON.stringify(w.provides), w.version, w.agentNodeId],
+    [
+      w.ownerUserId,
+      w.workerId,
+      w.os,
+      JSON.stringify(w.provides),
+      w.version,
+      w.agentNodeId,
+      w.agentAddress ?? null,
+    ],
   );
   return date(rows[0]!.connected_at);
 }
@@ -78,14 +110,54 @@ export async function recordWorkerDisconnected(
   );
 }
 
-/** The worker hosts `ownerUserId` has connected, by id. */
+/**
+ * Vouches, as `agentNodeId`, for the worker streams it holds now (one statement for
+ * all of them), so other agents keep finding them there ({@link WorkerHostRecord.linkLive}).
+ */
+export async function touchWorkerLinks(
+  q: Queryable,
+  agentNodeId: string,
+  links: readonly { readonly ownerUserId: string; readonly workerId: string }[],
+): Promise<void> {
+  if (links.length === 0) return;
+  await q.execute(
+    `update worker_host set seen_at = now()
+     from unnest($2::text[], $3::text[]) as l(owner_user_id, worker_id)
+     where worker_host.owner_user_id = l.owner_user_id and worker_host.worker_id = l.worker_id
+       and worker_host.agent_node_id = $1 and worker_host.disconnected_at is null`,
+    [agentNodeId, links.map((l) => l.ownerUserId), links.map((l) => l.workerId)],
+  );
+}
+
+const HOST_COLUMNS = `*, (disconnected_at is null
+  and seen_at > now() - ($2 * interval '1 millisecond')) as link_live`;
+
+/**
+ * The worker hosts `ownerUserId` has connected, by id; a link counts as live for
+ * `freshMs` after its agent last vouched for it (default {@link WORKER_LINK_FRESH_MS}).
+ */
 export async function listWorkerHosts(
   q: Queryable,
   ownerUserId: string,
+  freshMs = WORKER_LINK_FRESH_MS,
 ): Promise<WorkerHostRecord[]> {
   const rows = await q.query(
-    'select * from worker_host where owner_user_id = $1 order by worker_id',
-    [ownerUserId],
+    `select ${HOST_COLUMNS} from worker_host where owner_user_id = $1 order by worker_id`,
+    [ownerUserId, freshMs],
   );
   return rows.map(toWorkerHost);
+}
+
+/** One worker host of `ownerUserId`'s, as {@link listWorkerHosts} reads it; null if unknown. */
+export async function getWorkerHost(
+  q: Queryable,
+  ownerUserId: string,
+  workerId: string,
+  freshMs = WORKER_LINK_FRESH_MS,
+): Promise<WorkerHostRecord | null> {
+  const rows = await q.query(
+    `select ${HOST_COLUMNS} from worker_host where owner_user_id = $1 and worker_id = $3`,
+    [ownerUserId, freshMs, workerId],
+  );
+  return rows[0] ? toWorkerHost(rows[0]) : null;
 }

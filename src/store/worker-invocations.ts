@@ -25,6 +25,10 @@ export interface WorkerInvocation {
   errorCode: string | null;
   startedAt: Date;
   finishedAt: Date | null;
+  /** The agent node whose consent gate let the call run (the one it arrived at). */
+  decidedBy: string | null;
+  /** The agent node holding the worker's stream it was sent down: the same one, or a peer. */
+  linkNodeId: string | null;
 }
 
 function toInvocation(r: Record<string, unknown>): WorkerInvocation {
@@ -42,6 +46,8 @@ function toInvocation(r: Record<string, unknown>): WorkerInvocation {
     errorCode: textOrNull(r.error_code),
     startedAt: date(r.started_at),
     finishedAt: dateOrNull(r.finished_at),
+    decidedBy: textOrNull(r.decided_by),
+    linkNodeId: textOrNull(r.link_node_id),
   };
 }
 
@@ -51,13 +57,14 @@ export async function insertWorkerInvocation(
   w: Pick<
     WorkerInvocation,
     'ownerUserId' | 'workerId' | 'runId' | 'action' | 'callId' | 'reroutedFrom' | 'needs' | 'scope'
-  >,
+  > &
+    Partial<Pick<WorkerInvocation, 'decidedBy' | 'linkNodeId'>>,
 ): Promise<WorkerInvocation> {
   const id = `wiv_${randomBytes(12).toString('base64url')}`;
   const rows = await q.query(
     `insert into worker_invocation (id, owner_user_id, worker_id, run_id, action, call_id,
-       rerouted_from, needs, scope)
-     values ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9) returning *`,
+       rerouted_from, needs, scope, decided_by, link_node_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11) returning *`,
     [
       id,
       w.ownerUserId,
@@ -68,6 +75,8 @@ export async function insertWorkerInvocation(
       w.reroutedFrom,
       JSON.stringify(w.needs),
       w.scope,
+      w.decidedBy ?? null,
+      w.linkNodeId ?? null,
     ],
   );
   return toInvocation(rows[0]!);

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { WorkerCalls } from '../../src/agent/worker-calls.js';
+import { eitherSignal, WorkerCalls } from '../../src/agent/worker-calls.js';
+import { abortDetaches, CallerGoneError } from '../../src/contract/index.js';
 
 /**
  * The kill switch's view of the calls in flight: which tickets a switch stops, and
@@ -53,4 +54,26 @@ t.test('a call that has its answer is forgotten', async (t) => {
   t.same(calls.users(), []);
   t.equal(calls.stopForKillSwitch('alice', null), 0);
   t.equal(done.stopped, false);
+});
+
+t.test('the combined signal keeps the reason of the one that aborted', async (t) => {
+  const caller = new AbortController();
+  const ticket = new WorkerCalls().begin('alice');
+  const both = eitherSignal(caller.signal, ticket.signal);
+  caller.abort(new CallerGoneError('the HTTP connection closed'));
+  t.equal(both.aborted, true);
+  t.equal(abortDetaches(both.reason), true, 'a caller that only left: the call goes on');
+
+  const cancelling = new AbortController();
+  const switched = new WorkerCalls();
+  const stopped = switched.begin('alice');
+  stopped.assign('desk');
+  const either = eitherSignal(cancelling.signal, stopped.signal);
+  switched.stopForKillSwitch('alice', null);
+  t.equal(either.aborted, true);
+  t.equal(abortDetaches(either.reason), false, 'the kill switch cancels the call');
+  const cancelled = new AbortController();
+  const plain = eitherSignal(cancelled.signal, new WorkerCalls().begin('bob').signal);
+  cancelled.abort();
+  t.equal(abortDetaches(plain.reason), false, 'a cancel cancels it');
 });

@@ -46,6 +46,7 @@ const DEFAULTS: Config = {
     grpc: { host: '0.0.0.0', port: 50060 },
     http: { host: '127.0.0.1', port: 8080 },
     metrics: null,
+    grpcAdvertise: null,
   },
   mesh: { token: null, tls: null, insecure: false },
   worker: null,

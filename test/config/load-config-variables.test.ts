@@ -575,6 +575,16 @@ const TABLE: readonly VariableCases[] = [
     invalid: [':9464', '127.0.0.1'],
   },
   {
+    name: 'MEMQL_GRPC_ADVERTISE',
+    pick: (c) => c.listen.grpcAdvertise,
+    valid: [
+      ['10.244.1.17:50060', { host: '10.244.1.17', port: 50060 }],
+      ['[fd00::7]:50060', { host: 'fd00::7', port: 50060 }],
+      ['agent-0.agent:50060', { host: 'agent-0.agent', port: 50060 }],
+    ],
+    invalid: ['10.244.1.17', '10.244.1.17:0', ':50060'],
+  },
+  {
     name: 'MEMQL_MESH_TOKEN',
     pick: (c) => c.mesh.token,
     valid: [['0123456789abcdef', '0123456789abcdef']],

@@ -9,6 +9,7 @@ import {
   findDoc,
   type K8sDoc,
   loadK8sDocs,
+  POD_IP,
   podTemplate,
   repoRoot,
   resolveEnv,
@@ -47,7 +48,7 @@ t.test('agent: remote mode, the headless Service as its seed, HTTP probes', asyn
     httpGet: { path: '/readyz', port: 'http' },
     timeoutSeconds: 3,
   });
-  t.match(agentContainer!.ports, [{ name: 'http', containerPort: 8080 }]);
+  t.match(agentContainer!.ports, [{ name: 'http', containerPort: 8080 }, { name: 'grpc' }]);
   t.match(agentPod.spec?.securityContext, { runAsNonRoot: true });
   t.match(agentContainer!.securityContext, {
     allowPrivilegeEscalation: false,
@@ -56,7 +57,7 @@ t.test('agent: remote mode, the headless Service as its seed, HTTP probes', asyn
   });
   t.same(agentContainer!.securityContext?.capabilities?.add, undefined, 'no capability added');
   const service = findDoc(base, 'Service', 'agent');
-  t.match(service.spec, { selector: AGENT_LABELS, ports: [{ port: 8080 }] });
+  t.match(service.spec, { selector: AGENT_LABELS, ports: [{ port: 8080 }, { port: 50060 }] });
 });
 
 t.test('workbench: a Deployment named workbench with 2 replicas', async (t) => {
@@ -158,6 +159,37 @@ t.test('each node container loads its configuration', async (t) => {
   }
   const agentConfig = loadConfig(resolveEnv(agentContainer!, 'agent-1', devSecrets()));
   t.match(agentConfig.workerPeers, [{ type: 'workbench', host: 'workbench', port: 50060 }]);
+  t.same(
+    agentConfig.listen.grpcAdvertise,
+    { host: POD_IP, port: 50060 },
+    'the agent advertises its own pod IP to its peers, on the port it listens on',
+  );
+  t.same(agentConfig.listen.grpc, { host: '0.0.0.0', port: 50060 });
+  t.not(agentConfig.mesh.token, null, 'the forward between agent replicas needs the mesh token');
+});
+
+t.test('agent replicas reach each other and worker hosts reach them on 50060', async (t) => {
+  t.match(agentContainer!.ports, [{ name: 'http' }, { name: 'grpc', containerPort: 50060 }]);
+  const service = findDoc(base, 'Service', 'agent');
+  t.match((service.spec as { ports: unknown[] }).ports, [
+    { name: 'http', port: 8080 },
+    { name: 'grpc', port: 50060 },
+  ]);
+  const policy = findDoc(base, 'NetworkPolicy', 'agent');
+  const spec = policy.spec as {
+    podSelector: { matchLabels: Record<string, string> };
+    ingress: { from?: Record<string, unknown>[]; ports?: { port: number }[] }[];
+  };
+  t.same(spec.podSelector.matchLabels, AGENT_LABELS);
+  const fromAgents = spec.ingress.filter((r) =>
+    r.from?.some(
+      (f) => JSON.stringify(f) === JSON.stringify({ podSelector: { matchLabels: AGENT_LABELS } }),
+    ),
+  );
+  t.ok(
+    fromAgents.some((r) => r.ports?.some((p) => p.port === 50060)),
+    'agent pods reach each other on 50060',
+  );
 });
 
 t.test('every container has resource requests and limits', async (t) => {

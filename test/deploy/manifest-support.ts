@@ -225,9 +225,19 @@ export function findDoc(docs: readonly LoadedDoc[], kind: string, name: string):
   return found[0]!.doc;
 }
 
+/** The pod IP {@link resolveEnv} gives `status.podIP`. */
+export const POD_IP = '10.244.1.17';
+
+/** The downward-API fields {@link resolveEnv} resolves, for a pod of that name. */
+const FIELD_VALUES: Readonly<Record<string, (podName: string) => string>> = {
+  'metadata.name': (podName) => podName,
+  'status.podIP': () => POD_IP,
+};
+
 /**
  * A container's environment as the kubelet would give it: `value`s as written, the
- * pod name for `fieldRef: metadata.name`, and Secret keys from `secrets`. Throws on a
+ * pod name for `fieldRef: metadata.name` (and {@link POD_IP} for `status.podIP`), `$(NAME)`
+ * expanded, and Secret keys from `secrets`. Throws on a
  * reference it cannot resolve (a Secret key missing and not optional).
  */
 export function resolveEnv(
@@ -239,10 +249,11 @@ export function resolveEnv(
   for (const e of container.env ?? []) {
     const from = e.valueFrom;
     if (from?.fieldRef) {
-      if (from.fieldRef.fieldPath !== 'metadata.name') {
+      const value = FIELD_VALUES[from.fieldRef.fieldPath]?.(podName);
+      if (value === undefined) {
         throw new Error(`${e.name}: fieldRef ${from.fieldRef.fieldPath} is not resolved here`);
       }
-      env[e.name] = podName;
+      env[e.name] = value;
     } else if (from?.secretKeyRef) {
       const { name, key, optional } = from.secretKeyRef;
       const value = secrets.get(name ?? '')?.get(key);
@@ -251,7 +262,10 @@ export function resolveEnv(
     } else if (from) {
       throw new Error(`${e.name}: valueFrom ${Object.keys(from).join()} is not resolved here`);
     } else {
-      env[e.name] = e.value ?? '';
+      // Kubernetes expands $(NAME) of a variable defined earlier in the list.
+      env[e.name] = (e.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name) =>
+        name in env ? (env[name] as string) : ref,
+      );
     }
   }
   return env;

@@ -8,6 +8,7 @@ import { processSuite } from './process-suite.js';
 import { queueFairnessSuite } from './queue-fairness-suite.js';
 import { retentionSuite } from './retention-suite.js';
 import { storeSuite } from './store-suite.js';
+import { workerLinksSuite } from './worker-links-suite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memql-pglite-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -17,6 +18,7 @@ t.teardown(() => db.close());
 t.equal(db.kind, 'pglite');
 
 storeSuite(t, db);
+workerLinksSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
 queueFairnessSuite(t, db);

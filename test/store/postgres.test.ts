@@ -17,6 +17,7 @@ import { processSuite } from './process-suite.js';
 import { queueFairnessSuite } from './queue-fairness-suite.js';
 import { retentionSuite } from './retention-suite.js';
 import { storeSuite } from './store-suite.js';
+import { workerLinksSuite } from './worker-links-suite.js';
 
 const database = await createTestDatabase();
 t.teardown(() => database.drop());
@@ -25,6 +26,7 @@ t.teardown(() => db.close());
 t.equal(db.kind, 'postgres');
 
 storeSuite(t, db);
+workerLinksSuite(t, db);
 commandEventsSuite(t, db);
 processSuite(t, db);
 queueFairnessSuite(t, db);
