@@ -23,12 +23,12 @@ export async function runWorkerCommand(
 ): Promise<number> {
   switch (command.kind) {
     case 'workers-list': {
-      const answer = await client.listWorkers();
+      const answer = await client.workers.list();
       asJson ? json(out, answer) : out.write(formatWorkers(answer));
       return 0;
     }
     case 'workers-scope': {
-      const answer = await client.setWorkerScope(command.workerId, command.scope);
+      const answer = await client.workers.setScope(command.workerId, command.scope);
       asJson
         ? json(out, answer)
         : out.write(
@@ -37,7 +37,7 @@ export async function runWorkerCommand(
       return 0;
     }
     case 'workers-kill-switch': {
-      const answer = await client.setKillSwitch(
+      const answer = await client.workers.setKillSwitch(
         command.engaged,
         command.workerId === undefined ? {} : { workerId: command.workerId },
       );
@@ -53,19 +53,19 @@ export async function runWorkerCommand(
     }
     case 'workers-invocations': {
       const { kind: _kind, ...filter } = command;
-      const records = await client.listWorkerInvocations(filter);
+      const records = await client.workers.listInvocations(filter);
       asJson ? json(out, { invocations: records }) : out.write(formatInvocations(records));
       return 0;
     }
     case 'consent-list': {
-      const requests = await client.listConsentRequests(
+      const requests = await client.workers.listConsentRequests(
         command.status === undefined ? {} : { status: command.status },
       );
       asJson ? json(out, { requests }) : out.write(formatConsentRequests(requests));
       return 0;
     }
     case 'consent-approve': {
-      const answer = await client.approveConsentRequest(
+      const answer = await client.workers.approveConsentRequest(
         command.requestId,
         command.scope === undefined ? {} : { scope: command.scope },
       );
@@ -73,7 +73,7 @@ export async function runWorkerCommand(
       return 0;
     }
     case 'consent-deny': {
-      const request = await client.denyConsentRequest(command.requestId);
+      const request = await client.workers.denyConsentRequest(command.requestId);
       asJson
         ? json(out, { request })
         : out.write(

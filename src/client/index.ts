@@ -145,3 +145,4 @@ export {
 } from './types.js';
 export { type ForkAnswer, VersionClient, type VersionRef } from './version-client.js';
 export { WorkbenchClient } from './workbench-client.js';
+export { WorkerClient } from './worker-client.js';

@@ -10,19 +10,7 @@
  * @module
  */
 
-import type {
-  ApproveAnswer,
-  ConsentRequestView,
-  ConsentStatus,
-  DispatchResult,
-  KillSwitchAnswer,
-  RunNetworkRequest,
-  Scope,
-  SetScopeAnswer,
-  TokenKind,
-  WorkerInvocationView,
-  WorkersAnswer,
-} from '../contract/index.js';
+import type { DispatchResult, RunNetworkRequest, TokenKind } from '../contract/index.js';
 import type { ArtifactBody, DownloadResult } from './artifact-download.js';
 import type {
   BuildRequest,
@@ -41,7 +29,6 @@ import {
   openFile,
   uploadFile,
 } from './file-transfer.js';
-import { checkedId } from './id-checks.js';
 import { ProcessClient } from './process-client.js';
 import type {
   ArtifactRecord,
@@ -68,6 +55,7 @@ import type {
   WorkspaceRecord,
 } from './types.js';
 import { VersionClient } from './version-client.js';
+import { WorkerClient } from './worker-client.js';
 
 /** A typed client of the agent node's HTTP API. */
 export class WorkbenchClient {
@@ -77,12 +65,15 @@ export class WorkbenchClient {
   readonly processes: ProcessClient;
   /** A run's workspace history: versions, diffs, checkpoints, restore, fork. */
   readonly versions: VersionClient;
+  /** The caller's worker hosts, their consent and kill switch, and where calls went. */
+  readonly workers: WorkerClient;
 
   constructor(options: WorkbenchClientOptions) {
     this.http = new ClientTransport(options);
     this.baseUrl = this.http.baseUrl;
     this.processes = new ProcessClient(this.http);
     this.versions = new VersionClient(this.http);
+    this.workers = new WorkerClient(this.http);
   }
 
   /** Create a run owned by the token's user. */
@@ -368,93 +359,8 @@ export class WorkbenchClient {
     return toolFunction((request) => this.dispatch(request), runId, agentId, taskId);
   }
 
-  /**
-   * The caller's worker hosts (every one they have connected; `connected` says which
-   * are connected to this agent node now), each with its standing scope and kill
-   * switch, and the user-wide kill switch.
-   */
-  async listWorkers(): Promise<WorkersAnswer> {
-    return (await this.http.json('GET', '/v1/workers')) as WorkersAnswer;
-  }
-
   /** Who the token speaks for: its user and its kind (`agent` or `person`). */
   async me(): Promise<MeAnswer> {
     return (await this.http.json('GET', '/v1/me')) as MeAnswer;
-  }
-
-  /**
-   * Sets a worker's standing scope to any rung with a person token; an agent token may
-   * only keep or lower it (a raise throws `person_required`, 403).
-   */
-  async setWorkerScope(workerId: string, scope: Scope): Promise<SetScopeAnswer> {
-    const path = `/v1/workers/${enc(workerId, 'workerId')}/scope`;
-    return (await this.http.json('PUT', path, { body: { scope } })) as SetScopeAnswer;
-  }
-
-  /**
-   * Engages (`true`: computer use off) or releases the kill switch: of every worker of
-   * the caller's, those connected later too, or of `workerId` alone. Engaging stops the
-   * calls running there; releasing needs a person token (`person_required`, 403).
-   */
-  async setKillSwitch(
-    engaged: boolean,
-    options: { readonly workerId?: string } = {},
-  ): Promise<KillSwitchAnswer> {
-    const body = await this.http.json('POST', '/v1/workers/kill-switch', {
-      body: { engaged, ...options },
-    });
-    return body as KillSwitchAnswer;
-  }
-
-  /** The caller's consent requests, newest first; pending ones unless `status` says otherwise. */
-  async listConsentRequests(
-    options: { readonly status?: ConsentStatus; readonly limit?: number } = {},
-  ): Promise<readonly ConsentRequestView[]> {
-    const body = await this.http.json('GET', `/v1/consent-requests${pageSearch(options)}`);
-    return field<ConsentRequestView[]>(body, 'requests');
-  }
-
-  /**
-   * Approves a pending consent request at `scope` (the request's `requiredScope` when
-   * omitted). `covers` is false when the worker's standing scope still does not cover
-   * what the call needs. A request already decided throws `invalid_arguments` (409);
-   * an agent token throws `person_required` (403): only a person decides.
-   */
-  async approveConsentRequest(
-    requestId: string,
-    options: { readonly scope?: Exclude<Scope, 'none'> } = {},
-  ): Promise<ApproveAnswer> {
-    const path = `/v1/consent-requests/${enc(requestId)}/approve`;
-    return (await this.http.json('POST', path, { body: options })) as ApproveAnswer;
-  }
-
-  /** Denies a pending consent request (person token only); the standing scope stays as it was. */
-  async denyConsentRequest(requestId: string): Promise<ConsentRequestView> {
-    const path = `/v1/consent-requests/${enc(requestId)}/deny`;
-    return field<ConsentRequestView>(await this.http.json('POST', path, { body: {} }), 'request');
-  }
-
-  /** Routing records of calls sent to the caller's workers, newest first: why a call ran there. */
-  async listWorkerInvocations(
-    options: { readonly runId?: string; readonly workerId?: string; readonly limit?: number } = {},
-  ): Promise<readonly WorkerInvocationView[]> {
-    const query = new URLSearchParams();
-    if (options.runId !== undefined) query.set('runId', checkedId('runId', options.runId));
-    if (options.workerId !== undefined) {
-      query.set('workerId', checkedId('workerId', options.workerId));
-    }
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    const search = query.size > 0 ? `?${query}` : '';
-    const body = await this.http.json('GET', `/v1/worker-invocations${search}`);
-    return field<WorkerInvocationView[]>(body, 'invocations');
-  }
-
-  /** One routing record, by id. */
-  async getWorkerInvocation(invocationId: string): Promise<WorkerInvocationView> {
-    const body = await this.http.json(
-      'GET',
-      `/v1/worker-invocations/${enc(invocationId, 'invocationId')}`,
-    );
-    return field<WorkerInvocationView>(body, 'invocation');
   }
 }

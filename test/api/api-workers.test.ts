@@ -529,26 +529,29 @@ t.test('a live directory marks workers connected here and wins over the stored r
 
 t.test('the TypeScript client calls every route', async (t) => {
   const alice = new WorkbenchClient({ baseUrl: h.url, token: h.alicePerson });
-  const listed = await alice.listWorkers();
+  const listed = await alice.workers.list();
   t.ok(listed.workers.some((w) => w.workerId === 'alice-laptop'));
   t.same((await alice.fleet()).workers, listed.workers);
-  t.equal((await alice.setWorkerScope('alice-laptop', 'none')).consent.scope, 'none');
-  t.same((await alice.setKillSwitch(true, { workerId: 'alice-laptop' })).killSwitch.engaged, true);
-  t.equal((await alice.setKillSwitch(false)).killSwitch.workerId, null);
-  await alice.setKillSwitch(false, { workerId: 'alice-laptop' });
+  t.equal((await alice.workers.setScope('alice-laptop', 'none')).consent.scope, 'none');
+  t.same(
+    (await alice.workers.setKillSwitch(true, { workerId: 'alice-laptop' })).killSwitch.engaged,
+    true,
+  );
+  t.equal((await alice.workers.setKillSwitch(false)).killSwitch.workerId, null);
+  await alice.workers.setKillSwitch(false, { workerId: 'alice-laptop' });
   const a = await card('alice', 'alice-laptop', 'run-c1', 'full');
   const b = await card('alice', 'alice-laptop', 'run-c2', 'observe');
-  const pending = await alice.listConsentRequests();
+  const pending = await alice.workers.listConsentRequests();
   t.ok(pending.some((r) => r.id === a.id) && pending.some((r) => r.id === b.id));
-  const approved = await alice.approveConsentRequest(a.id, { scope: 'observe' });
+  const approved = await alice.workers.approveConsentRequest(a.id, { scope: 'observe' });
   t.equal(approved.covers, false);
-  t.equal((await alice.denyConsentRequest(b.id)).status, 'denied');
-  const twice = await alice.approveConsentRequest(a.id).catch((err: unknown) => err);
+  t.equal((await alice.workers.denyConsentRequest(b.id)).status, 'denied');
+  const twice = await alice.workers.approveConsentRequest(a.id).catch((err: unknown) => err);
   t.ok(twice instanceof ClientError);
   t.match(twice, { code: 'invalid_arguments', status: 409 });
-  t.ok((await alice.listConsentRequests({ status: 'denied' })).some((r) => r.id === b.id));
-  const records = await alice.listWorkerInvocations({ runId: 'run-r2' });
+  t.ok((await alice.workers.listConsentRequests({ status: 'denied' })).some((r) => r.id === b.id));
+  const records = await alice.workers.listInvocations({ runId: 'run-r2' });
   t.equal(records.length, 1);
-  t.equal((await alice.getWorkerInvocation(records[0]!.id)).action, 'exec');
-  t.same(await alice.listWorkerInvocations({ workerId: 'nobody' }), []);
+  t.equal((await alice.workers.getInvocation(records[0]!.id)).action, 'exec');
+  t.same(await alice.workers.listInvocations({ workerId: 'nobody' }), []);
 });

@@ -58,7 +58,7 @@ t.test('the client refuses a long id before it sends anything', async (t) => {
     ['commandId', () => client.getCommand(LONG)],
     ['before', () => client.listRuns({ before: LONG })],
     ['runId', () => client.listArtifacts({ runId: LONG })],
-    ['workerId', () => client.setWorkerScope(LONG, 'none')],
+    ['workerId', () => client.workers.setScope(LONG, 'none')],
     ['agentId', () => client.openFile('run-x', 'a.txt', { agentId: LONG })],
   ];
   for (const [field, attempt] of cases) {

@@ -100,7 +100,7 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
       try {
         await eventually(
           'the worker is connected',
-          async () => (await client.listWorkers()).workers[0]?.connected === true,
+          async () => (await client.workers.list()).workers[0]?.connected === true,
           120_000,
         );
         const run = await client.createRun();
@@ -108,8 +108,8 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
         t.equal(asked.ok === false && asked.errorCode, 'consent_required');
         const card = (asked as { payload: { consentRequest: { id: string } } }).payload
           .consentRequest;
-        await t.rejects(client.approveConsentRequest(card.id), { code: 'person_required' });
-        t.match(await person.approveConsentRequest(card.id), { covers: true });
+        await t.rejects(client.workers.approveConsentRequest(card.id), { code: 'person_required' });
+        t.match(await person.workers.approveConsentRequest(card.id), { covers: true });
         const read = await client.dispatch(readTodo(run.id));
         t.match(read, {
           ok: true,
@@ -128,7 +128,7 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
         };
         const needsFull = await client.dispatch(long);
         t.equal(needsFull.ok === false && needsFull.errorCode, 'consent_required');
-        await person.approveConsentRequest(
+        await person.workers.approveConsentRequest(
           (needsFull as { payload: { consentRequest: { id: string } } }).payload.consentRequest.id,
         );
         const answer = client.dispatch(long);
@@ -142,7 +142,7 @@ t.test('with MEMQL_GRPC_LISTEN: a worker connects and takes the call', async (t)
             Number((await readFile(join(root, f), 'utf8')).trim()),
           ),
         );
-        await client.setKillSwitch(true);
+        await client.workers.setKillSwitch(true);
         const stopped = await answer;
         t.equal(stopped.ok === false && stopped.errorCode, 'kill_switch_engaged');
         t.match((stopped as { payload: unknown }).payload, { stopped: true });

@@ -94,7 +94,7 @@ const loggedOnce = async (agent: Agent, msg: string) => {
 let worker = startWorker(agentB, 'worker-1');
 await eventually(
   'the worker is connected to agent B',
-  async () => (await client(agentB).listWorkers()).workers[0]?.connected === true,
+  async () => (await client(agentB).workers.list()).workers[0]?.connected === true,
   120_000,
 );
 const run = await client(agentA).createRun();
@@ -150,8 +150,10 @@ t.test('consent missing: consent_required, decided on the arriving agent only', 
 });
 
 t.test('approved with a person credential, the call at A runs on the worker at B', async (t) => {
-  const [request] = await client(agentA).listConsentRequests();
-  const approved = await client(agentA, personToken).approveConsentRequest(String(request?.id));
+  const [request] = await client(agentA).workers.listConsentRequests();
+  const approved = await client(agentA, personToken).workers.approveConsentRequest(
+    String(request?.id),
+  );
   t.equal(approved.covers, true);
   const result = await call(agentA, 'fs_write', { path: 'note.txt', content: 'from A' });
   t.match(result, {
@@ -181,7 +183,7 @@ t.test('approved with a person credential, the call at A runs on the worker at B
     (e) => e.eventType === 'worker_consent.approved',
   );
   t.equal(approvals.length, 1, 'one consent decision, by the person');
-  const seen = await client(agentA).listWorkers();
+  const seen = await client(agentA).workers.list();
   t.match(seen.workers, [{ workerId: 'desk', connected: true }], 'A lists it as reachable');
 });
 
@@ -337,13 +339,13 @@ t.test('a caller that goes away leaves the call running; its outcome is recorded
 
 t.test('the kill switch, turned on at A, stops a call running through B', async (t) => {
   const { answer, pids, marker } = await longExec(agentA, 'kill');
-  await client(agentA).setKillSwitch(true);
+  await client(agentA).workers.setKillSwitch(true);
   const result = await answer;
   t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
   t.match((result as { payload: unknown }).payload, { stopped: true, workerIds: ['desk'] });
   await eventually('the process group is gone', () => pids.every(gone), 60_000);
   t.notOk(existsSync(marker));
-  await client(agentA, personToken).setKillSwitch(false);
+  await client(agentA, personToken).workers.setKillSwitch(false);
 });
 
 t.test('the worker lost mid-call: unavailable, recorded lost', async (t) => {
@@ -375,7 +377,7 @@ t.test('the worker reconnects to A: a call at B finds it there', async (t) => {
   worker = startWorker(agentA, 'worker-2');
   await eventually(
     'the worker is connected to agent A',
-    async () => (await client(agentB).listWorkers()).workers[0]?.connected === true,
+    async () => (await client(agentB).workers.list()).workers[0]?.connected === true,
     120_000,
   );
   const result = await call(agentB, 'fs_read', { path: 'note.txt' });

@@ -131,18 +131,18 @@ t.test('the reroute, end to end', async (t) => {
   await eventually(
     'the worker is listed',
     async () => {
-      const w = (await api(alice).listWorkers()).workers[0];
+      const w = (await api(alice).workers.list()).workers[0];
       return w?.workerId === 'desk' && w.connected;
     },
     120_000,
   );
-  const listed = (await api(alice).listWorkers()).workers;
+  const listed = (await api(alice).workers.list()).workers;
   t.match(
     listed[0],
     { workerId: 'desk', os: 'linux', provides: ['display', 'user_files'] },
     'what it offers was detected, not configured',
   );
-  t.same((await api(bob).listWorkers()).workers, [], "bob does not see alice's worker");
+  t.same((await api(bob).workers.list()).workers, [], "bob does not see alice's worker");
   t.match(
     (await api(alice).fleet()) as unknown,
     { workers: [{ workerId: 'desk', connected: true }] },
@@ -154,7 +154,7 @@ t.test('the reroute, end to end', async (t) => {
       call('exec', { command: 'true' }, { needs: ['macos-tooling'] }),
     );
     t.equal(result.ok === false && result.errorCode, 'invalid_environment_hint');
-    t.same(await api(alice).listConsentRequests(), []);
+    t.same(await api(alice).workers.listConsentRequests(), []);
   });
 
   let cardId = '';
@@ -172,15 +172,17 @@ t.test('the reroute, end to end', async (t) => {
     t.notMatch(String(card.summary), /xdpyinfo/);
     cardId = String(card.id);
     t.same(
-      (await api(alice).listConsentRequests()).map((r) => r.id),
+      (await api(alice).workers.listConsentRequests()).map((r) => r.id),
       [cardId],
     );
-    await t.rejects(api(bobPerson).approveConsentRequest(cardId), { code: 'not_found' });
-    await t.rejects(api(alice).approveConsentRequest(cardId), { code: 'person_required' });
+    await t.rejects(api(bobPerson).workers.approveConsentRequest(cardId), { code: 'not_found' });
+    await t.rejects(api(alice).workers.approveConsentRequest(cardId), { code: 'person_required' });
   });
 
   await t.test('approved at observe: exec still does not run', async (t) => {
-    const approved = await api(alicePerson).approveConsentRequest(cardId, { scope: 'observe' });
+    const approved = await api(alicePerson).workers.approveConsentRequest(cardId, {
+      scope: 'observe',
+    });
     t.match(approved, { covers: false });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'consent_required');
@@ -199,7 +201,7 @@ t.test('the reroute, end to end', async (t) => {
 
   let invocationId = '';
   await t.test('approved at full: the same call runs on the worker display', async (t) => {
-    const approved = await api(alicePerson).approveConsentRequest(cardId);
+    const approved = await api(alicePerson).workers.approveConsentRequest(cardId);
     t.match(approved, { covers: true });
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok, true, JSON.stringify(result));
@@ -215,7 +217,7 @@ t.test('the reroute, end to end', async (t) => {
       scope: 'full',
     });
     invocationId = routing.invocationId;
-    const record = await api(alice).getWorkerInvocation(invocationId);
+    const record = await api(alice).workers.getInvocation(invocationId);
     t.match(record, {
       workerId: 'desk',
       reroutedFrom: 'workbench',
@@ -223,8 +225,8 @@ t.test('the reroute, end to end', async (t) => {
       scope: 'full',
       status: 'succeeded',
     });
-    await t.rejects(api(bob).getWorkerInvocation(invocationId), { code: 'not_found' });
-    t.match(await api(alice).listWorkerInvocations({ runId: run.id }), [{ id: invocationId }]);
+    await t.rejects(api(bob).workers.getInvocation(invocationId), { code: 'not_found' });
+    t.match(await api(alice).workers.listInvocations({ runId: run.id }), [{ id: invocationId }]);
   });
 
   await t.test('the streaming transport takes the same path, output live', async (t) => {
@@ -251,12 +253,12 @@ t.test('the reroute, end to end', async (t) => {
   });
 
   await t.test('kill switch: kill_switch_engaged and no card', async (t) => {
-    const cards = (await api(alice).listConsentRequests()).length;
-    await api(alice).setKillSwitch(true);
+    const cards = (await api(alice).workers.listConsentRequests()).length;
+    await api(alice).workers.setKillSwitch(true);
     const result = await api(alice).dispatch(needsDisplay);
     t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
-    t.equal((await api(alice).listConsentRequests()).length, cards, 'no card raised');
-    await api(alicePerson).setKillSwitch(false);
+    t.equal((await api(alice).workers.listConsentRequests()).length, cards, 'no card raised');
+    await api(alicePerson).workers.setKillSwitch(false);
     t.equal((await api(alice).dispatch(needsDisplay)).ok, true, 'off again: it runs');
   });
 
@@ -270,7 +272,7 @@ t.test('the reroute, end to end', async (t) => {
     await worker.stop('SIGKILL');
     await eventually(
       'the agent saw it go',
-      async () => (await api(alice).listWorkers()).workers[0]?.connected === false,
+      async () => (await api(alice).workers.list()).workers[0]?.connected === false,
       60_000,
     );
     const result = await api(alice).dispatch(needsDisplay);

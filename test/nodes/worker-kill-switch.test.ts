@@ -63,11 +63,11 @@ t.teardown(() => worker.stop());
 await eventually(
   'the worker is connected to agent A',
   async () =>
-    (await client(agentA.apiUrl, agentToken).listWorkers()).workers[0]?.connected === true,
+    (await client(agentA.apiUrl, agentToken).workers.list()).workers[0]?.connected === true,
   120_000,
 );
 // The user grants the worker full scope, with their person token.
-await client(agentA.apiUrl, personToken).setWorkerScope('desk', 'full');
+await client(agentA.apiUrl, personToken).workers.setScope('desk', 'full');
 const run = await client(agentA.apiUrl, agentToken).createRun();
 
 /** Whether `pid` is gone (no such process, or a zombie nobody reaped yet). */
@@ -118,7 +118,7 @@ async function startLongExec(tag: string) {
 t.test('turned on through another agent node, it stops the running call', async (t) => {
   const { answer, pids, marker } = await startLongExec('all');
   const setAt = performance.now();
-  const set = await client(agentB.apiUrl, agentToken).setKillSwitch(true);
+  const set = await client(agentB.apiUrl, agentToken).workers.setKillSwitch(true);
   t.equal(set.killSwitch.engaged, true, 'an agent token may turn it on');
 
   const result = await answer;
@@ -136,7 +136,7 @@ t.test('turned on through another agent node, it stops the running call', async 
   await eventually('the process group is gone', () => pids.every(gone), 30_000);
   t.notOk(existsSync(marker), 'the command never reached its end');
 
-  const records = await client(agentA.apiUrl, agentToken).listWorkerInvocations({
+  const records = await client(agentA.apiUrl, agentToken).workers.listInvocations({
     runId: run.id,
   });
   t.match(records[0], { status: 'failed', errorCode: 'kill_switch_engaged' });
@@ -158,10 +158,10 @@ t.test('turned on through another agent node, it stops the running call', async 
 });
 
 t.test('one worker’s switch, turned on through the agent the worker is on', async (t) => {
-  await client(agentA.apiUrl, personToken).setKillSwitch(false);
+  await client(agentA.apiUrl, personToken).workers.setKillSwitch(false);
   const { answer, pids, marker } = await startLongExec('one');
   const setAt = performance.now();
-  await client(agentA.apiUrl, agentToken).setKillSwitch(true, { workerId: 'desk' });
+  await client(agentA.apiUrl, agentToken).workers.setKillSwitch(true, { workerId: 'desk' });
   const result = await answer;
   t.comment(`answered ${Math.round(performance.now() - setAt)} ms after the switch was turned on`);
   t.equal(result.ok === false && result.errorCode, 'kill_switch_engaged');
