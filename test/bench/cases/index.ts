@@ -21,6 +21,7 @@ import { processes } from './processes.js';
 import { queue } from './queue.js';
 import { syncScaling } from './sync-scaling.js';
 import { throughput } from './throughput.js';
+import { tti } from './tti.js';
 import { versions } from './versions.js';
 
 /** One benchmark case. */
@@ -47,4 +48,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 14, name: 'port route', run: ports },
   { id: 15, name: 'versions', run: versions },
   { id: 16, name: 'computesdk', run: computeSdk },
+  { id: 17, name: 'tti', run: tti },
 ];
