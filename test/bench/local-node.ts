@@ -11,9 +11,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import type { Db } from '../../src/store/index.js';
 import { localBanner } from '../support/local-node.js';
 import { nodeMain } from '../support/node-process.js';
-import type { Db } from '../../src/store/index.js';
 import type { BenchContext } from './context.js';
 
 /** A local node serving its API. */
