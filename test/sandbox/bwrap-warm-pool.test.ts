@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -7,7 +8,7 @@ import t from 'tap';
 import { BwrapRunner, POOL_PREFIX } from '../../src/sandbox/bwrap/index.js';
 import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import { type RunSpec, SANDBOX_UID } from '../../src/sandbox/runner.js';
-import { processesMatching } from './sandbox-support.js';
+import { leftovers, processesMatching } from './sandbox-support.js';
 
 /**
  * The bwrap runner's warm pool (`warm-pool.ts`) with real bubblewrap, cgroups and the
@@ -182,4 +183,18 @@ t.test('pool size 0: no pool, commands run as before', async (t) => {
   const r = await none.run(spec(ws, 'echo ok > /var/tmp/f; cat /var/tmp/f'));
   t.equal(r.stdout.toString(), 'ok\n');
   t.same(await poolDirs(), [], 'no pooled directory');
+});
+
+t.test('a full pool does not keep the process alive, and goes with it', async (t) => {
+  const fixture = new URL('./fixtures/warm-pool-exit.js', import.meta.url).pathname;
+  const child = spawn(process.execPath, [fixture, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  const [code] = await once(child, 'exit');
+  t.equal(out, 'ready=1\n', 'its pool was full');
+  t.equal(code, 0, 'it exited on its own');
+  t.same(await leftovers(`${POOL_PREFIX}${child.pid}-`, 10_000), [], 'its pooled sandbox is gone');
+  for (const name of await poolDirs()) await rm(join(root, name), { recursive: true, force: true });
 });

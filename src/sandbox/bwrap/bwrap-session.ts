@@ -201,6 +201,21 @@ export class BwrapSession {
   }
 
   /**
+   * Whether the sandbox keeps the node's event loop alive. A pooled sandbox waiting for
+   * a run does not: the node may exit under it (its launch chain dies with the node).
+   */
+  keepAlive(on: boolean): void {
+    const child = this.chain.child;
+    if (on) child.ref();
+    else child.unref();
+    for (const stream of child.stdio) {
+      const handle = stream as { ref?: () => void; unref?: () => void } | null;
+      if (on) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  /**
    * Binds a pooled sandbox to the run whose workspace its directory now is (renamed
    * into place at `workspaceDir`; the inode, so the sandbox's view, is the same), under
    * the run's key. Once: a sandbox is never bound to a second run.

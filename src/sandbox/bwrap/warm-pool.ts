@@ -20,8 +20,9 @@
  * that no other sandbox of this runner serves the directory meanwhile.
  *
  * A run whose sandbox would differ from the pool's (other limits; network, which never
- * runs in a warm sandbox) is not served from the pool. Directories left by a node that
- * was killed are removed when the pool first fills.
+ * runs in a warm sandbox) is not served from the pool. A pooled sandbox does not keep
+ * the node's process alive. Directories left by a node that was killed (or exited with
+ * its pool full) are removed when the next pool in that directory first fills.
  *
  * @module
  */
@@ -136,6 +137,7 @@ export class WarmPool {
       return null;
     }
     pooled.session.adopt(workspaceDir, key);
+    pooled.session.keepAlive(true);
     this.counts.served += 1;
     this.fill();
     return pooled.session;
@@ -182,6 +184,7 @@ export class WarmPool {
           await this.discard({ session, dir });
           return;
         }
+        session.keepAlive(false);
         this.ready.push({ session, dir });
         if (this.ready.length >= this.options.size) this.notify();
       } catch (err) {
