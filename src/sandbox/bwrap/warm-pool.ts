@@ -78,7 +78,7 @@ const RETRY_MAX_MS = 60_000;
 export class WarmPool {
   private readonly ready: Pooled[] = [];
   private filling: Promise<void> | null = null;
-  private retry: { timer: NodeJS.Timeout; ms: number } | null = null;
+  private retry: NodeJS.Timeout | null = null;
   private retryMs = 0;
   private closed = false;
   private swept: Promise<void> | null = null;
@@ -146,7 +146,7 @@ export class WarmPool {
   /** Ends every pooled sandbox and removes its directory; nothing is started after. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retry !== null) clearTimeout(this.retry.timer);
+    if (this.retry !== null) clearTimeout(this.retry);
     this.retry = null;
     this.notify();
     await this.filling;
@@ -200,7 +200,7 @@ export class WarmPool {
           this.fill();
         }, this.retryMs);
         timer.unref();
-        this.retry = { timer, ms: this.retryMs };
+        this.retry = timer;
         return;
       }
     }
