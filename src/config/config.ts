@@ -128,6 +128,8 @@ export interface ExecConfig {
   readonly allowlistExtra: string[];
   /** `MEMQL_SANDBOX_IDLE_MS`: how long a warm bwrap sandbox waits for its run's next command. Default 30000 ms; 0 disables. */
   readonly sandboxIdleMs: number;
+  /** `MEMQL_SANDBOX_WARM_POOL`: bwrap sandboxes kept ready ahead of any run. Default 4; 0 disables. */
+  readonly sandboxWarmPool: number;
 }
 
 /** Limits of the `fetch` action. */

@@ -373,6 +373,7 @@ function readExec(r: EnvReader): ExecConfig {
     cpus: r.required('MEMQL_EXEC_CPU_LIMIT', parseCpus),
     allowlistExtra: [...new Set(r.list('MEMQL_EXEC_ALLOWLIST_EXTRA', parseCommandName))],
     sandboxIdleMs: r.required('MEMQL_SANDBOX_IDLE_MS', nonNegativeMs),
+    sandboxWarmPool: r.required('MEMQL_SANDBOX_WARM_POOL', nonNegativeCount),
   };
 }
 

@@ -218,7 +218,14 @@ export const WORKBENCH_VARIABLES = [
     default: '30000',
     type: 'non-negative integer (ms)',
     description:
-      "How long the `bwrap` runner keeps a run's sandbox warm after a command, for the run's next command to start in it instead of a new sandbox (its agent needs `/usr/bin/perl`). Each command still gets a clean environment, fresh pipes, an empty `/tmp` and `/dev/shm`, and nothing an earlier command started; a file changed by anything but a command, a time limit or a cancel ends the warm sandbox. `0`: every command starts a sandbox of its own.",
+      "How long the `bwrap` runner keeps a run's sandbox warm after a command, for the run's next command to start in it instead of a new sandbox (its agent needs `/usr/bin/perl`). Each command still gets a clean environment, fresh pipes, an empty `/tmp`, `/var/tmp` and `/dev/shm`, and nothing an earlier command started; a file changed by anything but a command, a time limit or a cancel ends the warm sandbox. `0`: every command starts a sandbox of its own.",
+  },
+  {
+    name: 'MEMQL_SANDBOX_WARM_POOL',
+    default: '4',
+    type: 'non-negative integer (sandboxes)',
+    description:
+      "Sandboxes the `bwrap` runner keeps started ahead of any run, so that a run's first command does not wait for one: each is a warm sandbox like a run's (same mounts, uid, seccomp filter, limits, no network), over an empty directory of its own in `MEMQL_WORKBENCH_ROOT`, given to one run only, when its first command finds the run's workspace empty, and replaced in the background. A command with network, or other limits, starts its own. `0`, or `MEMQL_SANDBOX_IDLE_MS=0`: no pool.",
   },
   {
     name: 'MEMQL_EXEC_ALLOWLIST_EXTRA',

@@ -86,6 +86,11 @@ export interface Runner {
   providedPrograms?(): Promise<readonly string[]>;
   /** Ends the warm sandboxes of a workspace whose copy goes away (see `RunSpec.reuse`). */
   release?(workspaceDir: string): Promise<void>;
+  /**
+   * Starts keeping sandboxes ready ahead of commands in the background (the bwrap
+   * backend's warm pool, when it has one); {@link close} ends them. Idempotent.
+   */
+  warm?(): void;
   /** Ends every warm sandbox; the node is stopping. */
   close?(): Promise<void>;
   /**

@@ -73,6 +73,12 @@ export async function createWorkbenchHost(
       logger: deps.log,
       cpus: config.exec.cpus,
       warmIdleMs: config.exec.sandboxIdleMs,
+      warmPool: {
+        size: config.exec.sandboxWarmPool,
+        dir: config.workbenchRoot,
+        memoryLimitBytes: config.exec.memoryLimitBytes,
+        pidsLimit: config.exec.pidsLimit,
+      },
     }),
     process: new ProcessRunner(),
     ...(deps.docker

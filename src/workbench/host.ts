@@ -237,13 +237,15 @@ export class WorkbenchHost {
   }
 
   /**
-   * Starts the command worker, the cleanup sweep and the build toolchain probe, and
-   * removes the upload stages an earlier process of the node left (those last written
-   * before this host was made). Idempotent; the first `exec` starts them too. None
-   * keeps the process alive on its own.
+   * Starts the command worker, the cleanup sweep, the build toolchain probe and the
+   * runner's warm pool, and removes the upload stages an earlier process of the node left
+   * (those last written before this host was made). Idempotent; the first `exec` starts
+   * them too. None but the warm pool's sandboxes keeps the process alive on its own.
    */
   start(): void {
     if (this.queue.lifecycle === 'new') this.queue.start();
+    const selection = this.deps.exec.runner;
+    if ('runner' in selection) selection.runner.warm?.();
     void this.toolchainWatch.settled();
     // Nothing an earlier process of this node ran runs any more.
     this.leftoverProcesses ??= this.processes.supervisor.loseLeftovers().then(

@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import type { Db } from '../../src/store/index.js';
 import { localBanner } from '../support/local-node.js';
 import { nodeMain } from '../support/node-process.js';
 import type { BenchContext } from './context.js';
@@ -21,13 +22,22 @@ export interface LocalNode {
   readonly baseUrl: string;
   /** The agent token `npm start` prints. */
   readonly token: string;
+  /** The node's database, for reading its command rows; null on PGlite (the node's own). */
+  readonly db: Db | null;
 }
 
-/** Starts a local node and waits for its "ready."; stopped (SIGINT) when the case ends. */
-export async function startLocalNode(ctx: BenchContext): Promise<LocalNode> {
+/**
+ * Starts a local node and waits for its "ready."; stopped (SIGINT) when the case ends.
+ * `env` adds settings of the node's own.
+ */
+export async function startLocalNode(
+  ctx: BenchContext,
+  env: Record<string, string> = {},
+): Promise<LocalNode> {
   const dataDir = await ctx.dir('local-node');
   // A scratch database on the bench's server; with none, PGlite in the node's data directory.
-  const url = ctx.database.kind === 'postgres' ? (await ctx.openDb()).url : null;
+  const opened = ctx.database.kind === 'postgres' ? await ctx.openDb() : null;
+  const url = opened?.url ?? null;
   const child = spawn(process.execPath, [nodeMain('local')], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -36,6 +46,7 @@ export async function startLocalNode(ctx: BenchContext): Promise<LocalNode> {
       MEMQL_RUNNER: 'bwrap',
       MEMQL_LOG_LEVEL: 'warn',
       ...(url ? { MEMQL_DATABASE_URL: url } : {}),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,5 +81,5 @@ export async function startLocalNode(ctx: BenchContext): Promise<LocalNode> {
     child.once('exit', onExit);
   });
   const { baseUrl, token } = localBanner(banner);
-  return { baseUrl, token };
+  return { baseUrl, token, db: opened?.db ?? null };
 }

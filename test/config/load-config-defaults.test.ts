@@ -39,6 +39,7 @@ const DEFAULTS: Config = {
     cpus: 1,
     allowlistExtra: [],
     sandboxIdleMs: 30_000,
+    sandboxWarmPool: 4,
   },
   fetch: { allowPrivate: [], maxBytes: 10_485_760, timeoutMs: 30_000 },
   egress: { ceiling: [], secretNames: [], secrets: [], resolve: [], caPem: null },

@@ -428,6 +428,16 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', '0.0', '0.001', '-1', '1e3', '.5', '1.', '1,5', '2 cpus', '1025', 'NaN'],
   },
   {
+    name: 'MEMQL_SANDBOX_WARM_POOL',
+    pick: (c) => c.exec.sandboxWarmPool,
+    valid: [
+      ['0', 0],
+      ['4', 4],
+      ['64', 64],
+    ],
+    invalid: ['-1', '4 sandboxes', '0.5'],
+  },
+  {
     name: 'MEMQL_SANDBOX_IDLE_MS',
     pick: (c) => c.exec.sandboxIdleMs,
     valid: [

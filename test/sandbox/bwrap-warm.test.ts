@@ -112,25 +112,28 @@ t.test('nothing a command started outlives it, though its sandbox stays', async 
   t.equal(await sandboxOf(ws), ns, 'and the next command still ran in the same sandbox');
 });
 
-t.test('each command gets an empty /tmp and /dev/shm, its own stdin, its own cwd', async (t) => {
-  const ws = await makeWorkspace(t, ['sub']);
-  const a = await runner.run(
-    spec(
-      ws,
-      'mkdir -p /tmp/d/e; echo x > /tmp/d/e/f; chmod 000 /tmp/d; echo y > /dev/shm/g; echo ok',
-      {
-        stdin: 'unread',
-      },
-    ),
-  );
-  t.equal(a.stdout.toString(), 'ok\n');
-  const b = await runner.run(
-    spec(ws, 'ls -A /tmp /dev/shm; cat; pwd', { stdin: 'mine', cwd: 'sub' }),
-  );
-  t.equal(b.stdout.toString(), '/dev/shm:\n\n/tmp:\nmine/workspace/sub\n');
-  const c = await runner.run(spec(ws, 'cat; echo "[$?]"'));
-  t.equal(c.stdout.toString(), '[0]\n', 'no stdin: closed at once');
-});
+t.test(
+  'each command gets an empty /tmp, /var/tmp and /dev/shm, its own stdin, its own cwd',
+  async (t) => {
+    const ws = await makeWorkspace(t, ['sub']);
+    const a = await runner.run(
+      spec(
+        ws,
+        'mkdir -p /tmp/d/e; echo x > /tmp/d/e/f; chmod 000 /tmp/d; echo y > /dev/shm/g; echo z > /var/tmp/h; echo ok',
+        {
+          stdin: 'unread',
+        },
+      ),
+    );
+    t.equal(a.stdout.toString(), 'ok\n');
+    const b = await runner.run(
+      spec(ws, 'ls -A /tmp /dev/shm /var/tmp; cat; pwd', { stdin: 'mine', cwd: 'sub' }),
+    );
+    t.equal(b.stdout.toString(), '/dev/shm:\n\n/tmp:\n\n/var/tmp:\nmine/workspace/sub\n');
+    const c = await runner.run(spec(ws, 'cat; echo "[$?]"'));
+    t.equal(c.stdout.toString(), '[0]\n', 'no stdin: closed at once');
+  },
+);
 
 t.test('exit codes, signals, output caps and files as in a sandbox of its own', async (t) => {
   const ws = await makeWorkspace(t);

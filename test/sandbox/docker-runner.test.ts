@@ -168,26 +168,32 @@ t.test('network: only loopback, and the host loopback is not reachable', async (
   t.equal(connections, 0, 'the server on the host loopback saw no connection');
 });
 
-t.test('filesystem: workspace writable as 10001, root read-only, /tmp writable', async (t) => {
-  const result = await runner.run(
-    spec(
-      [
-        'echo data > made.txt && mkdir -p sub && touch sub/inner',
-        // uid 10001 cannot write to a root-owned / anyway: check the mount itself.
-        "grep -E '^[^ ]+ / ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1",
-        'if touch /not-allowed 2>/dev/null; then echo ROOT-WRITABLE; else echo root-read-only; fi',
-        'echo tmp-works > /tmp/t && cat /tmp/t',
-      ].join('\n'),
-    ),
-  );
-  t.equal(result.exitCode, 0, result.stderr.toString());
-  t.equal(result.stdout.toString(), 'ro\nroot-read-only\ntmp-works\n');
-  const made = await stat(join(workspace.dir, 'made.txt'));
-  t.equal(made.uid, 10001);
-  t.equal(made.gid, 10001);
-  t.equal(await readFile(join(workspace.dir, 'made.txt'), 'utf8'), 'data\n');
-  t.equal((await stat(join(workspace.dir, 'sub', 'inner'))).uid, 10001);
-});
+t.test(
+  'filesystem: workspace writable as 10001, root read-only, /tmp and /var/tmp writable',
+  async (t) => {
+    const result = await runner.run(
+      spec(
+        [
+          'echo data > made.txt && mkdir -p sub && touch sub/inner',
+          // uid 10001 cannot write to a root-owned / anyway: check the mount itself.
+          "grep -E '^[^ ]+ / ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1",
+          'if touch /not-allowed 2>/dev/null; then echo ROOT-WRITABLE; else echo root-read-only; fi',
+          'echo tmp-works > /tmp/t && cat /tmp/t',
+          'echo var-tmp-works > /var/tmp/x && cat /var/tmp/x',
+        ].join('\n'),
+      ),
+    );
+    t.equal(result.exitCode, 0, result.stderr.toString());
+    t.equal(result.stdout.toString(), 'ro\nroot-read-only\ntmp-works\nvar-tmp-works\n');
+    const next = await runner.run(spec('ls -A /tmp /var/tmp'));
+    t.equal(next.stdout.toString(), '/tmp:\n\n/var/tmp:\n', 'the next command’s are empty');
+    const made = await stat(join(workspace.dir, 'made.txt'));
+    t.equal(made.uid, 10001);
+    t.equal(made.gid, 10001);
+    t.equal(await readFile(join(workspace.dir, 'made.txt'), 'utf8'), 'data\n');
+    t.equal((await stat(join(workspace.dir, 'sub', 'inner'))).uid, 10001);
+  },
+);
 
 t.test('cwd: runs in the workspace subdirectory; a missing one is refused', async (t) => {
   await mkdir(join(workspace.dir, 'cwd-test'), { recursive: true });

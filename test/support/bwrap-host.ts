@@ -33,6 +33,8 @@ export interface BwrapHostPlace {
 /** What a test may set beyond the defaults of {@link bwrapHostDeps}. */
 export type BwrapHostOverrides = Partial<Omit<WorkbenchHostDeps, 'exec'>> & {
   limits?: Partial<WorkbenchHostDeps['exec']['limits']>;
+  /** Sandboxes in the runner's warm pool (`MEMQL_SANDBOX_WARM_POOL`); default none. */
+  warmPool?: number;
 };
 
 /** The deps of a host on the real bwrap runner (probed first: an unusable one throws). */
@@ -40,10 +42,29 @@ export async function bwrapHostDeps(
   place: BwrapHostPlace,
   overrides: BwrapHostOverrides = {},
 ): Promise<WorkbenchHostDeps> {
-  const runner = new BwrapRunner();
+  const { limits: given, warmPool, ...rest } = overrides;
+  const limits = {
+    defaultTimeoutMs: 120_000,
+    maxTimeoutMs: 300_000,
+    outputLimitBytes: 1 << 20,
+    memoryLimitBytes: 256 << 20,
+    pidsLimit: 64,
+    ...given,
+  };
+  const runner = new BwrapRunner(
+    warmPool
+      ? {
+          warmPool: {
+            size: warmPool,
+            dir: place.workbenchRoot,
+            memoryLimitBytes: limits.memoryLimitBytes,
+            pidsLimit: limits.pidsLimit,
+          },
+        }
+      : {},
+  );
   const probe = await runner.probe();
   if (!probe.ok) throw new Error(`bwrap runner unusable: ${probe.reason}`);
-  const { limits, ...rest } = overrides;
   return {
     ...place,
     ...(process.getuid?.() === 0 ? { fileOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID } } : {}),
@@ -54,14 +75,7 @@ export async function bwrapHostDeps(
     exec: {
       checker: await createCommandChecker(),
       runner: { runner, warnings: [] },
-      limits: {
-        defaultTimeoutMs: 120_000,
-        maxTimeoutMs: 300_000,
-        outputLimitBytes: 1 << 20,
-        memoryLimitBytes: 256 << 20,
-        pidsLimit: 64,
-        ...limits,
-      },
+      limits,
     },
     fetch: { maxBytes: 1 << 20, timeoutMs: 5_000, allowPrivate: [] },
     log: pino({ level: 'silent' }),
@@ -85,6 +99,8 @@ export interface BwrapHost {
   db: Db;
   /** The run's workspace directory. */
   dir: string;
+  /** The host's runner. */
+  runner: BwrapRunner;
   /** Dispatches `action` on the run as alice. */
   call(action: string, args: Record<string, unknown>): Promise<DispatchResult>;
 }
@@ -104,12 +120,14 @@ export async function bwrapHost(t: Test, opts: BwrapHostOptions): Promise<BwrapH
   t.teardown(() => rm(base, { recursive: true, force: true }));
   const workbenchRoot = join(base, 'workbenches');
   const objects = new FsObjectStore({ baseDir: join(base, 'objects') });
-  const host = new WorkbenchHost(
-    await bwrapHostDeps(
-      { db: wrapDb ? wrapDb(db) : db, nodeId, workbenchRoot, objects },
-      overrides,
-    ),
+  const deps = await bwrapHostDeps(
+    { db: wrapDb ? wrapDb(db) : db, nodeId, workbenchRoot, objects },
+    overrides,
   );
+  const host = new WorkbenchHost(deps);
+  const selection = deps.exec.runner;
+  const runner = 'runner' in selection ? (selection.runner as BwrapRunner) : null;
+  if (runner === null) throw new Error('no runner');
   host.start();
   t.teardown(() => host.stop());
   await createRun(db, { id: runId, ownerUserId: 'alice' });
@@ -121,5 +139,5 @@ export async function bwrapHost(t: Test, opts: BwrapHostOptions): Promise<BwrapH
       userAuthority('user:alice'),
     );
   };
-  return { host, db, dir: join(workbenchRoot, runId), call };
+  return { host, db, dir: join(workbenchRoot, runId), runner, call };
 }

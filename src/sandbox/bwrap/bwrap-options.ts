@@ -60,6 +60,19 @@ export interface BwrapRunnerOptions {
   warmIdleMs?: number;
   /** Most warm sandboxes kept idle at once. Default 64. */
   maxWarm?: number;
+  /**
+   * The warm pool (`warm-pool.ts`): `size` sandboxes kept ready ahead of any run
+   * (`MEMQL_SANDBOX_WARM_POOL`), over empty directories made in `dir`, the parent of the
+   * runs' workspace directories (`MEMQL_WORKBENCH_ROOT`), under the limits a run's
+   * commands get (the host's `memoryLimitBytes` and `pidsLimit`). Filled once
+   * `BwrapRunner.warm` is called. Absent, size 0, or `warmIdleMs` 0: no pool.
+   */
+  warmPool?: {
+    readonly size: number;
+    readonly dir: string;
+    readonly memoryLimitBytes?: number;
+    readonly pidsLimit?: number;
+  };
 }
 
 /**

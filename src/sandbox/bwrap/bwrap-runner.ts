@@ -62,6 +62,7 @@ import { HostResources } from './host-resources.js';
 import { AGENT_INTERPRETER, agentCommand } from './session-agent.js';
 import { SessionPool } from './session-pool.js';
 import type { SessionProcess } from './session-processes.js';
+import { WarmPool } from './warm-pool.js';
 import type { Stage } from './workspace-staging.js';
 
 export type { BwrapRunnerOptions } from './bwrap-options.js';
@@ -105,6 +106,10 @@ export class BwrapRunner implements Runner {
   private readonly pool: SessionPool;
   /** The sandbox of each workspace that runs its background processes (for its ports). */
   private readonly processSessions = new Map<string, BwrapSession>();
+  /** Sandboxes made ahead of any run (`warm-pool.ts`), or null without a pool. */
+  private readonly warmPool: WarmPool | null;
+  /** Calls in flight per workspace directory: the pool serves a directory only one call uses. */
+  private readonly inFlight = new Map<string, number>();
   /** Whether warm sandboxes can run here (the agent's interpreter is present); looked up once. */
   private warmUsable: Promise<boolean> | undefined;
   private readonly log: Logger;
@@ -130,6 +135,37 @@ export class BwrapRunner implements Runner {
       maxIdle: options.maxWarm ?? 64,
     });
     this.log = options.logger ?? pino({ level: 'silent' });
+    const pool = options.warmPool;
+    if (pool !== undefined && pool.size > 0 && (options.warmIdleMs ?? 30_000) > 0) {
+      const limits = sandboxLimits(pool, options);
+      this.warmPool = new WarmPool({
+        size: pool.size,
+        dir: pool.dir,
+        limitsKey: limitsKey(limits),
+        start: (dir) => this.startSession(dir, limits, '', { pooled: true }),
+        owner: this.dropPrivileges ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+        log: this.log,
+      });
+    } else {
+      this.warmPool = null;
+    }
+  }
+
+  /**
+   * Starts filling the warm pool in the background, when there is one and warm
+   * sandboxes run here. Idempotent; {@link close} ends the pool's sandboxes.
+   */
+  warm(): void {
+    const pool = this.warmPool;
+    if (pool === null) return;
+    void this.warmSandboxes().then((usable) => {
+      if (usable) pool.fill();
+    });
+  }
+
+  /** The warm pool's counts and its fill, for tests and the bench; null without one. */
+  get pooled(): Pick<WarmPool, 'stats' | 'filled'> | null {
+    return this.warmPool;
   }
 
   /**
@@ -162,7 +198,23 @@ export class BwrapRunner implements Runner {
     return typeof hierarchy === 'string' ? 0 : hierarchy.sweepLeftovers();
   }
 
-  async run(spec: RunSpec): Promise<RunResult> {
+  run(spec: RunSpec): Promise<RunResult> {
+    return this.holding(spec.workspaceDir, () => this.runOne(spec));
+  }
+
+  /** Runs `work` counted as a call in flight on `dir`. */
+  private async holding<T>(dir: string, work: () => Promise<T>): Promise<T> {
+    this.inFlight.set(dir, (this.inFlight.get(dir) ?? 0) + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.inFlight.get(dir) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(dir, left);
+      else this.inFlight.delete(dir);
+    }
+  }
+
+  private async runOne(spec: RunSpec): Promise<RunResult> {
     const startedAt = performance.now();
     const cwd = resolveCwd(spec.cwd);
     // The proxy variables go over the agent's own entries: a command cannot point them elsewhere.
@@ -189,6 +241,7 @@ export class BwrapRunner implements Runner {
       const key = `${spec.reuse}\0${limitsKey(limits)}`;
       const session =
         (await this.pool.take(spec.workspaceDir, key, limitsKey(limits))) ??
+        (await this.pooledSession(spec.workspaceDir, key, limitsKey(limits))) ??
         (await this.startSession(spec.workspaceDir, limits, key));
       try {
         return await session.run({ spec, cwd: sandboxCwd(cwd), env, startedAt });
@@ -225,7 +278,11 @@ export class BwrapRunner implements Runner {
    * sandbox ends. Needs warm sandboxes (`MEMQL_SANDBOX_IDLE_MS` above 0 and
    * `/usr/bin/perl`): without them, `no_sandbox`.
    */
-  async startProcess(spec: ProcessSpec): Promise<SessionProcess> {
+  startProcess(spec: ProcessSpec): Promise<SessionProcess> {
+    return this.holding(spec.workspaceDir, () => this.startOne(spec));
+  }
+
+  private async startOne(spec: ProcessSpec): Promise<SessionProcess> {
     if (!(await this.warmSandboxes())) {
       throw new WorkbenchError(
         'no_sandbox',
@@ -283,9 +340,26 @@ export class BwrapRunner implements Runner {
     return this.pool.release(workspaceDir);
   }
 
-  /** Ends every warm sandbox. */
-  close(): Promise<void> {
-    return this.pool.close();
+  /** Ends every warm sandbox, the warm pool's included. */
+  async close(): Promise<void> {
+    await this.warmPool?.close();
+    await this.pool.close();
+  }
+
+  /**
+   * A sandbox of the warm pool for the workspace's first command (see `warm-pool.ts`),
+   * or null: no pool, another sandbox may serve the directory (another call in flight,
+   * background processes), or the pool cannot take the directory's place.
+   */
+  private async pooledSession(
+    workspaceDir: string,
+    key: string,
+    limits: string,
+  ): Promise<BwrapSession | null> {
+    if (this.warmPool === null || (this.inFlight.get(workspaceDir) ?? 0) > 1) return null;
+    const processes = this.processSessions.get(workspaceDir);
+    if (processes !== undefined && processes.state !== 'ended') return null;
+    return this.warmPool.claim(workspaceDir, key, limits);
   }
 
   /** A warm sandbox for `workspaceDir`, its agent ready (see `bwrap-session.ts`). */
@@ -293,7 +367,7 @@ export class BwrapRunner implements Runner {
     workspaceDir: string,
     limits: CgroupLimits,
     key: string,
-    options: { forProcesses?: boolean } = {},
+    options: { forProcesses?: boolean; pooled?: boolean } = {},
   ): Promise<BwrapSession> {
     const inode = (await stat(workspaceDir)).ino;
     const line = await this.sandboxArgs(workspaceDir, '.', BASE_ENV, agentCommand());
@@ -322,6 +396,7 @@ export class BwrapRunner implements Runner {
       key,
       limitsKey: limitsKey(limits),
       forProcesses: options.forProcesses === true,
+      pooled: options.pooled === true,
       release: async () => {
         await stage?.release();
         await this.resources.removeCgroup(cgroup);

@@ -7,7 +7,11 @@
  * sandbox holds still holds per command: the namespaces, the seccomp filter, uid 10001
  * and the limits are the sandbox's; the agent gives each command a clean environment
  * and fresh pipes, kills every process the command left before it answers, and empties
- * `/tmp` and `/dev/shm` before the next; a sandbox it cannot put back is ended.
+ * `/tmp`, `/var/tmp` and `/dev/shm` before the next; a sandbox it cannot put back is ended.
+ *
+ * A sandbox of the warm pool (`warm-pool.ts`) starts over an empty directory of the
+ * pool's, under no run's key, and is bound to a run once ({@link BwrapSession.adopt})
+ * when that directory has been renamed into place as the run's workspace.
  *
  * A time limit, a cancel, a broken agent or an unexpected exit ends the whole sandbox
  * through the chain's tree kill, as for a one-shot sandbox.
@@ -65,7 +69,7 @@ export interface SessionOptions {
   readonly workspaceDir: string;
   /** That directory's inode when the sandbox was made: the copy its view is of. */
   readonly inode: number;
-  /** What the caller reuses it under (see `RunSpec.reuse`), with its limits. */
+  /** What the caller reuses it under (see `RunSpec.reuse`), with its limits; empty for the warm pool. */
   readonly key: string;
   /** The limits part of `key`. */
   readonly limitsKey: string;
@@ -74,6 +78,8 @@ export interface SessionOptions {
    * so the node's own writes reach it at once and a changed copy stamp does not end it.
    */
   readonly forProcesses: boolean;
+  /** Made ahead of any run, for the warm pool: bound to one by {@link BwrapSession.adopt}. */
+  readonly pooled?: boolean;
   /** Frees what the chain used (staging, cgroup) once nothing of it is left. */
   readonly release: () => Promise<void>;
   readonly log: Logger;
@@ -94,9 +100,11 @@ const KILLED = { exitCode: null, signal: 'SIGKILL' } as const;
 
 /** A warm sandbox serving one workspace's commands, one at a time. */
 export class BwrapSession {
-  readonly workspaceDir: string;
+  private dir: string;
   readonly inode: number;
-  readonly key: string;
+  private reuseKey: string;
+  /** A pooled sandbox not yet bound to a run. */
+  private unbound: boolean;
   readonly limitsKey: string;
   readonly forProcesses: boolean;
   private readonly chain: LaunchChain;
@@ -114,9 +122,10 @@ export class BwrapSession {
   private readonly ports: SessionPorts;
 
   private constructor(options: SessionOptions) {
-    this.workspaceDir = options.workspaceDir;
+    this.dir = options.workspaceDir;
     this.inode = options.inode;
-    this.key = options.key;
+    this.reuseKey = options.key;
+    this.unbound = options.pooled === true;
     this.limitsKey = options.limitsKey;
     this.forProcesses = options.forProcesses;
     this.cgroup = options.launch.cgroup;
@@ -167,6 +176,57 @@ export class BwrapSession {
     return this.lifecycle.state;
   }
 
+  /** The workspace directory it serves (its view follows the directory through a rename). */
+  get workspaceDir(): string {
+    return this.dir;
+  }
+
+  /** What it is reused under (see `RunSpec.reuse`), with its limits. */
+  get key(): string {
+    return this.reuseKey;
+  }
+
+  /**
+   * Idle, its agent alive, and nothing came from it unasked: a sandbox that waited long
+   * (the warm pool's) may have been killed meanwhile.
+   */
+  get usable(): boolean {
+    const child = this.chain.child;
+    return (
+      this.state === 'idle' &&
+      child.exitCode === null &&
+      child.signalCode === null &&
+      this.queued.length === 0
+    );
+  }
+
+  /**
+   * Whether the sandbox keeps the node's event loop alive. A pooled sandbox waiting for
+   * a run does not: the node may exit under it (its launch chain dies with the node).
+   */
+  keepAlive(on: boolean): void {
+    const child = this.chain.child;
+    if (on) child.ref();
+    else child.unref();
+    for (const stream of child.stdio) {
+      const handle = stream as { ref?: () => void; unref?: () => void } | null;
+      if (on) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  /**
+   * Binds a pooled sandbox to the run whose workspace its directory now is (renamed
+   * into place at `workspaceDir`; the inode, so the sandbox's view, is the same), under
+   * the run's key. Once: a sandbox is never bound to a second run.
+   */
+  adopt(workspaceDir: string, key: string): void {
+    if (!this.unbound) throw new Error('only an unbound sandbox of the warm pool can be adopted');
+    this.unbound = false;
+    this.dir = workspaceDir;
+    this.reuseKey = key;
+  }
+
   /** How many background processes live in it. */
   get liveProcesses(): number {
     return this.processes.size;
@@ -195,6 +255,8 @@ export class BwrapSession {
    */
   async run(command: SessionCommand): Promise<RunResult> {
     const { spec } = command;
+    if (this.unbound)
+      throw new Error('a sandbox of the warm pool runs nothing before it is adopted');
     if (!this.lifecycle.moveTo('busy'))
       throw new Error(`a ${this.state} sandbox cannot run a command`);
     const output = createCommandOutput(spec.outputLimitBytes, spec.onOutput);

@@ -25,4 +25,5 @@ export {
 export { BwrapRunner, type ProcessSpec } from './bwrap-runner.js';
 export type { ProcessExit, SessionProcess } from './session-processes.js';
 export { findSystemDirs } from './system-dirs.js';
+export { POOL_PREFIX, type WarmPoolStats } from './warm-pool.js';
 export { STAGE_PREFIX } from './workspace-staging.js';

@@ -11,8 +11,8 @@
 # relays the output to the node as it comes. When the command's process ends it kills
 # every other process of the sandbox (`kill(-1)` spares only bwrap's init and itself;
 # `settle`) and waits until none is left, so nothing a command started outlives it; only
-# then are the last bytes drained and the end reported. Then it empties `/tmp` and
-# `/dev/shm` and looks for SysV IPC objects (`tidy`): a sandbox that cannot be put back
+# then are the last bytes drained and the end reported. Then it empties `/tmp`,
+# `/var/tmp` and `/dev/shm` and looks for SysV IPC objects (`tidy`): a sandbox that cannot be put back
 # as it was is reported not reusable, and the node ends it.
 #
 # Background processes each run in a session of their own (on a terminal from
@@ -91,7 +91,7 @@ sub settle { my $deadline = time + 5;
     else { kill 'KILL', -1; 1 while waitpid(-1, POSIX::WNOHANG()) > 0; }
     return 1 unless others(); return 0 if time > $deadline; select(undef, undef, undef, 0.002); } }
 sub tidy { return 1 if %bgid; my $clean = 1;
-  for my $dir ('/tmp', '/dev/shm') { opendir(my $d, $dir) or next;
+  for my $dir ('/tmp', '/var/tmp', '/dev/shm') { opendir(my $d, $dir) or next;
     my @entries = grep { $_ ne '.' && $_ ne '..' } readdir $d; closedir $d;
     for my $e (@entries) { my $p = "$dir/$e";
       if (-d $p && !-l $p) { File::Path::remove_tree($p, { safe => 0, error => \my $err }); $clean = 0 if @$err; }

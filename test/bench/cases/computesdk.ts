@@ -2,7 +2,8 @@
  * Case 16: ComputeSDK's time to interactive through the provider. A local node in its
  * own process (`npm start`'s, the bwrap runner); the bench process drives it through
  * `computesdk`'s own client with `memqlWorkbench`: `sandbox.create()` (a run), then
- * `runCommand('node -v')` (an `exec`), then `destroy()` (end and delete the run).
+ * `runCommand` of the identity probe sandbox benchmarks run first (`tti-probe.ts`) and of
+ * `node -v` (two `exec`s), then `destroy()` (end and delete the run).
  * Timed to the answer of `node -v` (time to interactive), and to the end of the destroy
  * (the whole cycle); one at a time, interleaved with a raw bwrap spawn of `node -v`
  * (the floor of any sandboxed command), and in bursts of sandboxes made at once beside
@@ -11,6 +12,7 @@
  * @module
  */
 
+import { randomBytes } from 'node:crypto';
 import { compute } from 'computesdk';
 import { memqlWorkbench } from '../../../src/client/computesdk/index.js';
 import type { BenchContext } from '../context.js';
@@ -18,6 +20,7 @@ import { type Row, ratioRow, sampleInterleaved, type Variant } from '../harness.
 import { startLocalNode } from '../local-node.js';
 import { rawBwrap } from '../raw-bwrap.js';
 import { median } from '../stats.js';
+import { checkProbe, probeCommand } from '../tti-probe.js';
 
 const CASE = '16 computesdk';
 const WARMUP = 2;
@@ -39,10 +42,12 @@ export async function computeSdk(ctx: BenchContext): Promise<Row[]> {
   const atOnce = ctx.pick(20, 100);
   const rounds = ctx.pick(1, 3);
 
-  /** One cycle: create, `node -v`, destroy; ms to the command's answer and to the end. */
+  /** One cycle: create, the probe, `node -v`, destroy; ms to the answer of `node -v` and to the end. */
   async function cycle(): Promise<{ interactive: number; whole: number }> {
     const start = performance.now();
     const sandbox = await sdk.sandbox.create();
+    const probe = await sandbox.runCommand(probeCommand(randomBytes(8).toString('hex')));
+    checkProbe(probe.exitCode, probe.stdout, probe.stderr);
     const ran = await sandbox.runCommand('node -v');
     const interactive = performance.now() - start;
     if (ran.exitCode !== 0 || !/^v\d+\./.test(ran.stdout)) {
@@ -60,7 +65,7 @@ export async function computeSdk(ctx: BenchContext): Promise<Row[]> {
   // One at a time, interleaved with the raw spawn.
   const wholes: number[] = [];
   const subject: Variant = {
-    name: 'create + node -v + destroy',
+    name: 'create + probe + node -v + destroy',
     run: async () => {
       const { interactive, whole } = await cycle();
       wholes.push(whole);
@@ -98,7 +103,8 @@ export async function computeSdk(ctx: BenchContext): Promise<Row[]> {
     ratioRow(
       {
         ...common,
-        subject: 'ComputeSDK create + runCommand node -v (time to interactive), one at a time',
+        subject:
+          'ComputeSDK create + runCommand probe + node -v (time to interactive), one at a time',
         baseline: 'raw bwrap spawn of node -v',
         note: `${samples} samples a variant, interleaved, after ${WARMUP} untimed rounds; through computesdk's compute() and memqlWorkbench to a local node over HTTP; each sandbox destroyed after (untimed here)`,
       },
@@ -109,7 +115,7 @@ export async function computeSdk(ctx: BenchContext): Promise<Row[]> {
     ratioRow(
       {
         ...common,
-        subject: 'the whole cycle: create + node -v + destroy (end and delete the run)',
+        subject: 'the whole cycle: create + probe + node -v + destroy (end and delete the run)',
         baseline: 'raw bwrap spawn of node -v',
       },
       whole,
@@ -119,7 +125,7 @@ export async function computeSdk(ctx: BenchContext): Promise<Row[]> {
     ratioRow(
       {
         ...common,
-        subject: `${atOnce} at once: create + node -v, each sandbox's time to interactive`,
+        subject: `${atOnce} at once: create + probe + node -v, each sandbox's time to interactive`,
         baseline: `raw bwrap spawn of node -v, ${atOnce} at once`,
         note: `${rounds} burst(s) of ${atOnce}; burst wall time ${walls.map((w) => ms(w.subject)).join(', ')} (with destroy; whole cycle p50 ${ms(median(burstWhole))}) against ${walls.map((w) => ms(w.raw)).join(', ')} for the raw spawns`,
       },

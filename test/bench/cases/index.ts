@@ -22,6 +22,7 @@ import { queue } from './queue.js';
 import { queueAtScale } from './queue-at-scale.js';
 import { syncScaling } from './sync-scaling.js';
 import { throughput } from './throughput.js';
+import { tti } from './tti.js';
 import { versions } from './versions.js';
 
 /** One benchmark case. */
@@ -48,5 +49,6 @@ export const CASES: readonly BenchCase[] = [
   { id: 14, name: 'port route', run: ports },
   { id: 15, name: 'versions', run: versions },
   { id: 16, name: 'computesdk', run: computeSdk },
+  { id: 17, name: 'tti', run: tti },
   { id: 18, name: 'queue-at-scale', run: queueAtScale },
 ];
