@@ -18,6 +18,7 @@ import { type Env, EnvReader } from './env-reader.js';
 import { parseHostPort } from './host-port.js';
 import { type Parsed, withShape } from './parsed.js';
 import { type PeerSeed, parsePeerSeeds } from './peer-seeds.js';
+import { renamedVariables } from './renamed-variables.js';
 import { findUnknownVariables } from './unknown-variables.js';
 import {
   integerParser,
@@ -430,22 +431,3 @@ const WORKER_EXPECTED: Readonly<Record<(typeof WORKER_REQUIRED)[number], string>
   MEMQL_WORKER_ROOT:
     "the directory of the user's files this worker serves, because this is a worker host",
 };
-
-/** Variables read under an old name, with the new one. */
-const RENAMED: readonly { old: string; now: string; why: string }[] = [
-  {
-    old: 'MEMQL_WORKER_CONCURRENCY',
-    now: 'MEMQL_COMMAND_CONCURRENCY',
-    why: '"worker" names the worker hosts',
-  },
-];
-
-/** A warning for each old name set: read for now (unless the new one is set), to be renamed. */
-function renamedVariables(env: Env): ConfigWarning[] {
-  return RENAMED.filter(({ old }) => env[old]?.trim()).map(({ old, now, why }) => ({
-    variable: old,
-    message: env[now]?.trim()
-      ? `${old} is ignored: it is the old name of ${now}, which is set (${why}); remove it`
-      : `${old} is the old name of ${now} (${why}); it is read for now: rename it`,
-  }));
-}
