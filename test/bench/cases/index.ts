@@ -15,6 +15,7 @@ import { execInProcess } from './exec-in-process.js';
 import { execMesh } from './exec-mesh.js';
 import { filesMesh } from './files-mesh.js';
 import { hydrate } from './hydrate.js';
+import { idleWorkspaces } from './idle-workspaces.js';
 import { memory } from './memory.js';
 import { ports } from './ports.js';
 import { processes } from './processes.js';
@@ -47,4 +48,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 14, name: 'port route', run: ports },
   { id: 15, name: 'versions', run: versions },
   { id: 16, name: 'computesdk', run: computeSdk },
+  { id: 19, name: 'idle workspaces', run: idleWorkspaces },
 ];
