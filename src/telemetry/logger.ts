@@ -12,10 +12,7 @@ export interface LoggerOptions {
   nodeId: string;
   /** `agent`, `workbench` or `local`. */
   nodeType: string;
-  /**
-   * Where lines go; default stdout, written asynchronously (see {@link createLogger}).
-   * Tests pass a stream to read lines back.
-   */
+  /** Where lines go; default stdout. Tests pass a stream to read lines back. */
   destination?: pino.DestinationStream;
   /** `json` (default) or `pretty`: one short line a record for people (`pretty-log.ts`). */
   format?: 'json' | 'pretty';
@@ -72,12 +69,7 @@ export function redactForLog<T>(value: T, depth = 0): T {
   return (copy ?? source) as T;
 }
 
-/**
- * Creates the root logger of a node. JSON lines to stdout are written off the event
- * loop (pino's asynchronous destination, flushed synchronously when the process
- * exits): a synchronous write per line cost a node that had been idle about a tenth of
- * a millisecond, several times per command, on the path of the call that waits for it.
- */
+/** Creates the root logger of a node. */
 export function createLogger(options: LoggerOptions): Logger {
   const logger = pino(
     {
@@ -100,7 +92,7 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     options.format === 'pretty'
       ? prettyDestination(options.destination ?? process.stdout)
-      : (options.destination ?? pino.destination({ dest: 1, sync: false })),
+      : options.destination,
   );
   // A child's bindings are written on every line it logs: redacted once, as it is made.
   // Children inherit this method from the root, so theirs are redacted as well.

@@ -94,6 +94,11 @@ export async function idleWorkspaces(ctx: BenchContext): Promise<Row[]> {
     settledRss(freshNode.pid, 20),
   ]);
   const perThousand = ((after - freshAfter) * 1_000) / count;
+  // The loaded node's own growth over the second half: what one more idle workspace
+  // costs once the first ones have grown the heap and the arenas.
+  const half = Math.floor(steps.length / 2);
+  const halfSlope =
+    steps.length >= 4 ? ((after - steps[half - 1]!) * 1_000) / (count - half * 1_000) : Number.NaN;
 
   const [loadedExec, freshExec] = await sampleInterleaved(
     [
@@ -115,7 +120,7 @@ export async function idleWorkspaces(ctx: BenchContext): Promise<Row[]> {
       ratio: null,
       target: `<= ${MIB_PER_THOUSAND} MiB per 1,000`,
       holds: perThousand <= MIB_PER_THOUSAND,
-      note: `(loaded - fresh RSS) x 1,000 / ${count}; ${count} workspaces of ${FILES} files made by fs_write through the mesh, ${CONCURRENCY} at once, in ${makeS.toFixed(0)} s; loaded node ${before.toFixed(0)} MiB after the warm-up -> ${after.toFixed(0)} MiB (after each 1,000: ${steps.map((s) => s.toFixed(0)).join(', ')}); fresh node ${freshBefore.toFixed(0)} -> ${freshAfter.toFixed(0)} MiB; MEMQL_WARM_MANIFESTS_MAX default (256)`,
+      note: `(loaded - fresh RSS) x 1,000 / ${count}; ${count} workspaces of ${FILES} files made by fs_write through the mesh, ${CONCURRENCY} at once, in ${makeS.toFixed(0)} s; loaded node ${before.toFixed(0)} MiB after the warm-up -> ${after.toFixed(0)} MiB (after each 1,000: ${steps.map((s) => s.toFixed(0)).join(', ')})${Number.isNaN(halfSlope) ? '' : `, ${halfSlope.toFixed(2)} MiB per 1,000 over the second half`}; fresh node ${freshBefore.toFixed(0)} -> ${freshAfter.toFixed(0)} MiB; MEMQL_WARM_MANIFESTS_MAX default (256)`,
     },
     ratioRow(
       {
