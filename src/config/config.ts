@@ -298,6 +298,8 @@ export interface Config {
   readonly workerPeersRaw: string;
   /** `MEMQL_HYDRATED_IDLE_TTL_MS`: warm reuse of a hydrated workspace; 0 disables. Default 900000 ms. */
   readonly hydratedIdleTtlMs: number;
+  /** `MEMQL_WARM_MANIFESTS_MAX`: most warm workspaces whose manifest is kept in memory. Default 256 runs. */
+  readonly warmManifestsMax: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: sweeper period. Default 300000 ms. */
   readonly cleanupIntervalMs: number;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default 3600000 ms. */

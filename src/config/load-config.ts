@@ -161,6 +161,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Config {
     workerPeers: peers.seeds,
     workerPeersRaw: peers.raw,
     hydratedIdleTtlMs: r.required('MEMQL_HYDRATED_IDLE_TTL_MS', nonNegativeMs),
+    warmManifestsMax: r.required('MEMQL_WARM_MANIFESTS_MAX', positiveCount),
     cleanupIntervalMs: r.required('MEMQL_CLEANUP_INTERVAL_MS', positiveMs),
     uploadIdleMs: r.required('MEMQL_UPLOAD_IDLE_MS', positiveMs),
     versionRetention: {

@@ -114,6 +114,13 @@ export const WORKBENCH_VARIABLES = [
       'How long a hydrated workspace stays warm for reuse after its last command; `0` disables reuse.',
   },
   {
+    name: 'MEMQL_WARM_MANIFESTS_MAX',
+    default: '256',
+    type: 'positive integer (runs)',
+    description:
+      "Most warm workspaces whose manifest (the files the copy matches, the base of its next sync) a workbench node keeps in memory, the most recently used; an older one keeps only its version, and the run's next action reads its manifest back from the database (one query) instead of comparing the copy in full. Bounds what thousands of idle workspaces cost a node.",
+  },
+  {
     name: 'MEMQL_WORKSPACE_MAX_BYTES',
     default: '4294967296',
     type: 'positive integer (bytes)',

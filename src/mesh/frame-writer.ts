@@ -34,9 +34,16 @@ function waitForDrain(stream: Writable): Promise<void> {
   });
 }
 
-/** Writes frames to one stream, in order, waiting for drain. */
+const WRITTEN: Promise<void> = Promise.resolve();
+
+/**
+ * Writes frames to one stream, in order, waiting for drain. A frame sent while nothing
+ * waits is written at once, in the caller's turn (no promise hop before the write);
+ * once a write finds the buffer full, later frames queue behind the drain.
+ */
 export class FrameWriter {
-  private tail: Promise<void> = Promise.resolve();
+  /** Settles when every frame sent so far has gone out; null when none waits. */
+  private backlog: Promise<void> | null = null;
   private closed = false;
 
   constructor(private readonly stream: Writable) {
@@ -56,8 +63,9 @@ export class FrameWriter {
    * stream closed first.
    */
   send(frame: Frame): Promise<void> {
-    const next = this.tail.then(() => this.writeOne(frame));
-    this.tail = next.catch(() => {});
+    if (this.backlog === null) return this.writeNow(frame);
+    const next = this.backlog.then(() => this.writeNow(frame));
+    this.wait(next);
     return next;
   }
 
@@ -66,10 +74,28 @@ export class FrameWriter {
     this.closed = true;
   }
 
-  private async writeOne(frame: Frame): Promise<void> {
-    if (!this.open) throw new StreamClosedError();
-    if (this.stream.write(encodeFrame(frame))) return;
-    if (!this.open) throw new StreamClosedError();
-    await waitForDrain(this.stream);
+  private writeNow(frame: Frame): Promise<void> {
+    try {
+      if (!this.open) throw new StreamClosedError();
+      if (this.stream.write(encodeFrame(frame))) return WRITTEN;
+      if (!this.open) throw new StreamClosedError();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const drained = waitForDrain(this.stream);
+    this.wait(drained);
+    return drained;
+  }
+
+  /** Later frames go after `pending` has settled, whichever way. */
+  private wait(pending: Promise<void>): void {
+    const settled = pending.then(
+      () => {},
+      () => {},
+    );
+    this.backlog = settled;
+    void settled.then(() => {
+      if (this.backlog === settled) this.backlog = null;
+    });
   }
 }

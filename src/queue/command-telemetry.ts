@@ -4,11 +4,13 @@
  * the live queue counts as last read (`live-counts.ts`: at most a second old, absent
  * when older), and the matching Prometheus observations.
  *
- * Two lines keep off the path of the call that waits on the command, because a line
+ * Lines keep off the path of the call that waits on the command, because a line
  * written by a node that was idle costs about a tenth of a millisecond: the `queued`
  * line of a command claimed in the statement that enqueued it goes at debug (the
- * `running` line written with it says the same, `queueWaitMs: 0`), and a terminal line
- * is written once the waiters have been told, in the next turn of the event loop.
+ * `running` line written with it says the same, `queueWaitMs: 0`); the `running` line
+ * is written in the next loop iteration, once the executor's first statement has gone
+ * out, while the node waits for it; and a terminal line is written once the waiters
+ * have been told, in the check phase of this turn of the event loop.
  *
  * Log lines use the same allow-list as audit events ({@link commandAuditMetadata}), so
  * command text, env, stdin and output never reach a log line either.
@@ -112,6 +114,11 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Resolves in the timers phase of the next iteration of the event loop, after this one's I/O. */
+function nextIteration(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Builds the queue's telemetry on a logger and a set of metrics. */
 export function createCommandTelemetry(options: CommandTelemetryOptions): CommandTelemetry {
   const log = options.log.child({ component: 'command-queue' });
@@ -138,6 +145,9 @@ export function createCommandTelemetry(options: CommandTelemetryOptions): Comman
       };
       // The caller tells the waiters right after this returns; the line follows them.
       if (terminal) await nextTurn();
+      // The caller starts the command right after this returns; the line waits for the
+      // statement it starts with to be written.
+      else if (eventType === 'workspace_command.running') await nextIteration();
       if (command.status === 'failed' || command.status === 'timed_out') {
         log.warn(line, eventType);
       } else if (eventType === 'workspace_command.queued' && how.claimedAtEnqueue) {

@@ -61,6 +61,11 @@ export interface WorkbenchHostDeps {
   quota?: WorkspaceQuota;
   /** `MEMQL_HYDRATED_IDLE_TTL_MS`: how long a warm copy is kept after its last use; 0 disables reuse. */
   idleTtlMs: number;
+  /**
+   * `MEMQL_WARM_MANIFESTS_MAX`: most warm copies whose manifest snapshot is kept in
+   * memory. Default `DEFAULT_WARM_MANIFESTS_MAX` (256).
+   */
+  warmManifestsMax?: number;
   /** `MEMQL_CLEANUP_INTERVAL_MS`: period of the cleanup sweep. */
   cleanupIntervalMs: number;
   /** `MEMQL_UPLOAD_IDLE_MS`: how long an upload's stage lives with no new part. Default one hour. */

@@ -125,6 +125,7 @@ export async function createWorkbenchHost(
     handoffWaitMs: config.queue.handoffWaitMs,
     quota: config.workspaceQuota,
     idleTtlMs: config.hydratedIdleTtlMs,
+    warmManifestsMax: config.warmManifestsMax,
     cleanupIntervalMs: config.cleanupIntervalMs,
     uploadIdleMs: config.uploadIdleMs,
     versionRetention: config.versionRetention,

@@ -130,6 +130,7 @@ export class WorkbenchHost {
     this.warm = new WarmCache({
       workbenchRoot: deps.workbenchRoot,
       idleTtlMs: deps.idleTtlMs,
+      ...(deps.warmManifestsMax !== undefined ? { maxManifests: deps.warmManifestsMax } : {}),
       clock: () => Date.now(),
       log: deps.log,
       // A warm sandbox of the directory goes before the directory does.

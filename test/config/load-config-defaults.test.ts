@@ -16,6 +16,7 @@ const DEFAULTS: Config = {
   workerPeers: [],
   workerPeersRaw: '',
   hydratedIdleTtlMs: 900_000,
+  warmManifestsMax: 256,
   cleanupIntervalMs: 300_000,
   uploadIdleMs: 3_600_000,
   versionRetention: { keepCount: 100, keepMs: 86_400_000 },

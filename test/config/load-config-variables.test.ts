@@ -317,6 +317,12 @@ const TABLE: readonly VariableCases[] = [
     invalid: ['0', 'many'],
   },
   {
+    name: 'MEMQL_WARM_MANIFESTS_MAX',
+    pick: (c) => c.warmManifestsMax,
+    valid: [['1', 1]],
+    invalid: ['0', '-1', 'many'],
+  },
+  {
     name: 'MEMQL_HYDRATED_IDLE_TTL_MS',
     pick: (c) => c.hydratedIdleTtlMs,
     valid: [

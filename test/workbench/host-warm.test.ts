@@ -1,6 +1,9 @@
 import t from 'tap';
+import { userAuthority } from '../../src/contract/index.js';
+import { createRun, getManifest } from '../../src/store/index.js';
 import { processesMatching } from '../sandbox/sandbox-support.js';
 import { bwrapHost } from '../support/bwrap-host.js';
+import { parsedEnvelope } from '../support/envelope.js';
 
 /**
  * Warm sandboxes through a real host (real Postgres, the fs store, real bwrap): a
@@ -47,4 +50,43 @@ t.test('commands share a sandbox; a write by the node means a fresh one', async 
 
   await host.stop();
   t.same(await processesMatching(dir), [], 'a stopped host leaves no sandbox');
+});
+
+t.test('a copy whose manifest was shed reads it back and syncs against it', async (t) => {
+  const { call, db, host } = await bwrapHost(t, {
+    nodeId: 'node-m',
+    runId: 'run-m0',
+    warmManifestsMax: 2,
+  });
+  const runs = ['run-m1', 'run-m2', 'run-m3', 'run-m4'];
+  for (const id of runs) await createRun(db, { id, ownerUserId: 'alice' });
+  let n = 0;
+  const callIn = (runId: string, action: string, args: Record<string, unknown>) =>
+    host.handleDispatch(
+      parsedEnvelope({ action, args, runId, agentId: 'a', taskId: `m${++n}` }),
+      userAuthority('user:alice'),
+    );
+  t.equal((await call('fs_write', { path: 'a.txt', content: 'zero' })).ok, true);
+  for (const runId of runs) {
+    t.equal((await callIn(runId, 'fs_write', { path: 'a.txt', content: runId })).ok, true);
+  }
+  t.equal(host.warm.heldSnapshots, 2, 'five idle copies, two manifests held');
+  t.equal(host.warm.get('run-m0'), undefined, "the oldest copy's manifest is shed");
+  t.ok(host.warm.markOf('run-m0'), 'its version is kept');
+
+  const r = await call('exec', { command: 'cat a.txt; echo more >> a.txt; echo new > b.txt' });
+  t.equal(r.ok && (r.payload as { stdout: string }).stdout, 'zero');
+  const manifest = await getManifest(db, 'run-m0');
+  t.same(
+    manifest.files.map((f) => [f.path, f.size]),
+    [
+      ['a.txt', 9],
+      ['b.txt', 4],
+    ],
+    'the command changed and added a file; the sync committed both',
+  );
+  const read = await call('fs_read', { path: 'a.txt' });
+  t.equal(read.ok && (read.payload as { content: string }).content, 'zeromore\n');
+  t.ok(host.warm.get('run-m0'), 'used again: its manifest is held');
+  t.ok(host.warm.heldSnapshots <= 2, 'and the bound still holds');
 });

@@ -343,11 +343,14 @@ export class WorkspaceAccess {
       if (this.deps.fileOwner) await chown(dir, this.deps.fileOwner.uid, this.deps.fileOwner.gid);
     }
     const known = this.deps.warm.get(runId);
+    // A snapshot the cache shed: its version, for the manifest to be read back.
+    const mark = this.deps.warm.markOf(runId);
     const reconciled = await reconcileWorkspace(this.deps.sync, {
       runId,
       dir,
       nodeId: this.deps.nodeId,
       base: known?.generation === generation ? known.base : undefined,
+      ...(mark?.generation === generation ? { mark } : {}),
       ...(head ? { head } : {}),
     });
     this.deps.warm.set(runId, reconciled.base, generation);

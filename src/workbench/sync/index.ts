@@ -14,7 +14,7 @@ export { DEFAULT_SYNC_CONCURRENCY, mapLimit } from './pool.js';
 export { hydrateWorkspace, reconcileWorkspace } from './reconcile.js';
 export { planRestore, type RestorePlan, type RestoreResult, restoreCopy } from './restore.js';
 export { materializeTarget, type WorkspaceSyncDeps } from './sync-deps.js';
-export { WarmCache } from './warm-cache.js';
+export { DEFAULT_WARM_MANIFESTS_MAX, WarmCache, type WarmMark } from './warm-cache.js';
 export {
   overQuota,
   quotaError,

@@ -135,16 +135,23 @@ export async function reconcileWorkspace(
   target: WorkspaceTarget & {
     nodeId: string;
     base: BaseSnapshot | undefined;
+    /**
+     * When `base` is undefined: the version the directory matched when the warm cache
+     * shed its snapshot. If the head is still that version, the manifest is read back
+     * (one query) instead of the directory being compared in full.
+     */
+    mark?: { version: number; updatedByNode: string | null };
     head?: { version: number; updatedByNode: string | null };
   },
 ): Promise<ReconcileResult> {
   try {
     const head = target.head ?? (await getWorkspaceHead(deps.db, target.runId));
     const known = target.base;
+    const last = known ?? target.mark;
     const decision = decideReconcile(head, {
       nodeId: target.nodeId,
-      lastSyncedVersion: known?.version,
-      lastSyncedBy: known?.updatedByNode ?? null,
+      lastSyncedVersion: last?.version,
+      lastSyncedBy: last?.updatedByNode ?? null,
     });
     if (known !== undefined && decision === 'current') {
       return {
@@ -160,6 +167,25 @@ export async function reconcileWorkspace(
       };
     }
     const manifest = await getManifest(deps.db, target.runId);
+    if (
+      known === undefined &&
+      target.mark !== undefined &&
+      decision === 'current' &&
+      manifest.version === target.mark.version &&
+      manifest.updatedByNode === target.mark.updatedByNode
+    ) {
+      return {
+        version: manifest.version,
+        updatedByNode: manifest.updatedByNode,
+        mode: 'current',
+        base: snapshotOf(manifest),
+        downloaded: 0,
+        bytesDownloaded: 0,
+        removed: 0,
+        kept: 0,
+        hashed: 0,
+      };
+    }
     const result = await reconcileFull(deps, target, manifest);
     const { base: _base, ...logged } = result;
     deps.log.info({ runId: target.runId, ...logged }, 'workspace reconciled');

@@ -13,8 +13,17 @@
  * ({@link WarmCache.begin}); empty directories, which are not durable, survive only as
  * long as the directory stays warm.
  *
- * Per-run state: unknown (no entry) -> tracked (entry, maybe with a version) ->
- * evicted (no entry, directory removed).
+ * Manifests kept (`MEMQL_WARM_MANIFESTS_MAX`): the snapshot a directory matches (its
+ * files by path) is held in memory for at most `maxManifests` runs, the most recently
+ * used. An older one is shed to its mark (version and committing node, no files), so a
+ * node holding thousands of idle copies holds thousands of small entries, not
+ * thousands of manifests; the run's next action finds the mark ({@link WarmCache.markOf})
+ * and, when the head is still that version, reads the manifest back from the database
+ * instead of comparing the directory in full. A snapshot in use by a command is never
+ * shed.
+ *
+ * Per-run state: unknown (no entry) -> tracked (entry, maybe with a snapshot or its
+ * mark) -> evicted (no entry, directory removed).
  *
  * One action, as the host drives it (under the run's lock):
  *
@@ -62,13 +71,31 @@ export interface WarmCacheOptions {
    * runner's warm sandbox) lets it go first.
    */
   onEvict?: (dir: string) => Promise<void>;
+  /**
+   * Most runs whose manifest snapshot is held in memory (`MEMQL_WARM_MANIFESTS_MAX`);
+   * older ones keep only their mark. Default {@link DEFAULT_WARM_MANIFESTS_MAX}.
+   */
+  maxManifests?: number;
   /** Milliseconds now; injected so tests control time. */
   clock: () => number;
   log?: Logger;
 }
 
+/** What a shed snapshot leaves: the version the directory matches, without its files. */
+export interface WarmMark {
+  version: number;
+  updatedByNode: string | null;
+  /** The workspace generation the directory was made to match at. */
+  generation: number;
+}
+
+/** Default of {@link WarmCacheOptions.maxManifests}. */
+export const DEFAULT_WARM_MANIFESTS_MAX = 256;
+
 interface Entry {
   base: BaseSnapshot | undefined;
+  /** Set when `base` was shed to keep the number of snapshots within the bound. */
+  mark: WarmMark | undefined;
   generation: number;
   lastUsedMs: number;
   /** Commands currently holding the directory. */
@@ -82,11 +109,18 @@ export class WarmCache {
   private readonly entries = new Map<string, Entry>();
   /** Removals of directories under way, by run: a use that begins meanwhile waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
+  /** Entries holding a snapshot, least recently set first (a Map keeps insertion order). */
+  private readonly snapshots = new Map<string, Entry>();
+  private readonly maxManifests: number;
   private stamps = 0;
 
   constructor(private readonly options: WarmCacheOptions) {
     if (!Number.isFinite(options.idleTtlMs) || options.idleTtlMs < 0) {
       throw new RangeError(`idleTtlMs must be 0 or more, got ${options.idleTtlMs}`);
+    }
+    this.maxManifests = options.maxManifests ?? DEFAULT_WARM_MANIFESTS_MAX;
+    if (!Number.isSafeInteger(this.maxManifests) || this.maxManifests < 1) {
+      throw new RangeError(`maxManifests must be 1 or more, got ${options.maxManifests}`);
     }
   }
 
@@ -100,6 +134,7 @@ export class WarmCache {
     if (e === undefined) {
       e = {
         base: undefined,
+        mark: undefined,
         generation: 0,
         lastUsedMs: this.options.clock(),
         inUse: 0,
@@ -130,8 +165,42 @@ export class WarmCache {
   set(runId: string, base: BaseSnapshot, generation: number): void {
     const e = this.entry(runId);
     e.base = base;
+    e.mark = undefined;
     e.generation = generation;
     e.lastUsedMs = this.options.clock();
+    this.snapshots.delete(runId);
+    this.snapshots.set(runId, e);
+    this.shed();
+  }
+
+  /**
+   * The version a directory matched when its snapshot was shed, or undefined when its
+   * snapshot is held ({@link get}) or nothing is known of it.
+   */
+  markOf(runId: string): WarmMark | undefined {
+    const e = this.entries.get(runId);
+    return e?.base === undefined ? e?.mark : undefined;
+  }
+
+  /** Runs whose manifest snapshot is held in memory now (at most the bound, unless in use). */
+  get heldSnapshots(): number {
+    return this.snapshots.size;
+  }
+
+  /** Sheds the least recently set snapshots not in use, down to the bound. */
+  private shed(): void {
+    if (this.snapshots.size <= this.maxManifests) return;
+    for (const [runId, e] of this.snapshots) {
+      if (this.snapshots.size <= this.maxManifests) return;
+      if (e.inUse > 0 || e.base === undefined) continue;
+      e.mark = {
+        version: e.base.version,
+        updatedByNode: e.base.updatedByNode,
+        generation: e.generation,
+      };
+      e.base = undefined;
+      this.snapshots.delete(runId);
+    }
   }
 
   /**
@@ -142,6 +211,8 @@ export class WarmCache {
   invalidate(runId: string): void {
     const e = this.entry(runId);
     e.base = undefined;
+    e.mark = undefined;
+    this.snapshots.delete(runId);
     e.stamp = ++this.stamps;
   }
 
@@ -179,6 +250,8 @@ export class WarmCache {
     if (e === undefined) return false;
     e.inUse = Math.max(0, e.inUse - 1);
     e.lastUsedMs = this.options.clock();
+    // A snapshot kept past the bound while in use goes once nothing holds it.
+    if (e.inUse === 0) this.shed();
     if (this.options.idleTtlMs === 0 && e.inUse === 0) {
       await this.evict(runId);
       return true;
@@ -189,6 +262,7 @@ export class WarmCache {
   /** Removes the run's directory and forgets it, whether or not it is in use. */
   async evict(runId: string): Promise<void> {
     this.entries.delete(runId);
+    this.snapshots.delete(runId);
     const earlier = this.removals.get(runId);
     const removal = (async () => {
       await earlier;

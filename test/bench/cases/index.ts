@@ -15,6 +15,7 @@ import { execInProcess } from './exec-in-process.js';
 import { execMesh } from './exec-mesh.js';
 import { filesMesh } from './files-mesh.js';
 import { hydrate } from './hydrate.js';
+import { idleWorkspaces } from './idle-workspaces.js';
 import { memory } from './memory.js';
 import { ports } from './ports.js';
 import { processes } from './processes.js';
@@ -51,4 +52,5 @@ export const CASES: readonly BenchCase[] = [
   { id: 16, name: 'computesdk', run: computeSdk },
   { id: 17, name: 'tti', run: tti },
   { id: 18, name: 'queue-at-scale', run: queueAtScale },
+  { id: 19, name: 'idle workspaces', run: idleWorkspaces },
 ];

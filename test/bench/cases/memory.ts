@@ -24,14 +24,14 @@ const MiB = 1024 * 1024;
 const FLAT_MIB = 50;
 
 /** Resident set size of `pid`, MiB. */
-async function rssMiB(pid: number): Promise<number> {
+export async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? Number.NaN);
   return kb / 1024;
 }
 
 /** The median of `n` readings 100 ms apart (a settled figure). */
-async function settledRss(pid: number, n = 10): Promise<number> {
+export async function settledRss(pid: number, n = 10): Promise<number> {
   const xs: number[] = [];
   for (let i = 0; i < n; i++) {
     xs.push(await rssMiB(pid));

@@ -180,3 +180,50 @@ t.test('the stamp changes only when the node writes into the directory', async (
   t.same(evicted, [join(root, 'r1')], 'eviction lets the view of the directory go first');
   t.not(cache.stampOf('r1'), second, 'a directory made again starts anew');
 });
+
+t.test('at most maxManifests snapshots are held; older ones keep their mark', async (t) => {
+  const root = await freshRoot(t);
+  const cache = new WarmCache({
+    workbenchRoot: root,
+    idleTtlMs: 60_000,
+    maxManifests: 3,
+    clock: () => 0,
+  });
+  const runs = Array.from({ length: 10 }, (_, i) => `r${i}`);
+  cache.begin('r0');
+  for (const [i, runId] of runs.entries()) cache.set(runId, at(i + 1), 1);
+  t.equal(cache.heldSnapshots, 3, 'the bound');
+  t.ok(cache.get('r0'), 'a snapshot in use is not shed, though the oldest');
+  t.same(cache.tracked().length, 10, 'every directory is still tracked');
+  for (const runId of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']) {
+    t.equal(cache.get(runId), undefined, `${runId}'s snapshot is shed`);
+  }
+  t.same(cache.markOf('r2'), { version: 3, updatedByNode: 'node-a', generation: 1 });
+  for (const runId of ['r8', 'r9']) t.ok(cache.get(runId), `${runId} is recent`);
+  t.equal(cache.markOf('r9'), undefined, 'no mark while the snapshot is held');
+
+  cache.begin('r8');
+  cache.begin('r9');
+  cache.begin('r1');
+  cache.set('r1', at(9), 1);
+  t.equal(cache.heldSnapshots, 4, 'over the bound only while every other is in use');
+  await cache.end('r0');
+  t.equal(cache.heldSnapshots, 3, 'back within it once a command ends');
+  t.equal(cache.get('r0'), undefined, 'the oldest not in use went');
+  await cache.end('r8');
+  await cache.end('r9');
+  await cache.end('r1');
+
+  cache.set('r2', at(7), 2);
+  t.equal(cache.markOf('r2'), undefined, 'set again: held, no mark');
+  t.equal(cache.get('r2')?.base.version, 7);
+  t.equal(cache.heldSnapshots, 3);
+  t.equal(cache.get('r8'), undefined, 'r8 was the oldest');
+  cache.invalidate('r3');
+  t.equal(cache.markOf('r3'), undefined, 'an invalidated copy has no mark either');
+  await cache.evict('r2');
+  t.equal(cache.heldSnapshots, 2, 'an evicted run holds nothing');
+  t.throws(
+    () => new WarmCache({ workbenchRoot: root, idleTtlMs: 0, maxManifests: 0, clock: () => 0 }),
+  );
+});
