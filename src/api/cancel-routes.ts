@@ -17,15 +17,9 @@
  */
 
 import type { CancelAnswer, CancelEffect } from '../contract/index.js';
-import {
-  type Command,
-  getCommand,
-  getCommandByCallId,
-  getRunForOwner,
-  requestCommandCancel,
-} from '../store/index.js';
+import { type Command, getCommand, requestCommandCancel } from '../store/index.js';
 import type { RouteContext } from './api-deps.js';
-import { ApiError } from './http-errors.js';
+import { commandOfCall } from './command-list.js';
 import { sendJson } from './http-io.js';
 import { commandAbsent } from './read-routes.js';
 import { commandView } from './views.js';
@@ -59,17 +53,5 @@ export async function cancelCommandRoute(ctx: RouteContext): Promise<void> {
 
 /** `POST /v1/runs/:runId/calls/:callId/cancel`. */
 export async function cancelCallRoute(ctx: RouteContext): Promise<void> {
-  const [runId, callId] = [ctx.params[0]!, ctx.params[1]!];
-  const run = await getRunForOwner(ctx.deps.db, runId, ctx.caller.userId);
-  if (run === null) {
-    throw new ApiError('not_found', `not_found: run "${runId}" does not exist`);
-  }
-  const command = await getCommandByCallId(ctx.deps.db, runId, callId);
-  if (command === null) {
-    throw new ApiError(
-      'not_found',
-      `not_found: no command was queued in run "${runId}" with callId "${callId}"; only exec and build calls queue one`,
-    );
-  }
-  await cancelAndAnswer(ctx, command);
+  await cancelAndAnswer(ctx, await commandOfCall(ctx, ctx.params[0]!, ctx.params[1]!));
 }

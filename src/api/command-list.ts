@@ -13,6 +13,7 @@
 
 import type { CommandPage } from '../contract/index.js';
 import {
+  type Command,
   type CommandStatus,
   getCallRecord,
   getCommand,
@@ -65,14 +66,16 @@ export async function listRunCommandsRoute(ctx: RouteContext): Promise<void> {
 }
 
 /**
- * `GET /v1/runs/:runId/calls/:callId`: `{command}`, whole, the command the call with that
- * `callId` queued, so a caller cut off before its answer finds it again by the key it
- * chose. Another user's run, or a call that queued no command, is not_found; a command
- * retention removed is command_expired, as by id.
+ * The command the call with key `callId` queued in the caller's run `runId`, for the
+ * routes under `/v1/runs/:runId/calls/:callId`. Another user's run, or a call that queued
+ * no command, is not_found; a command retention removed is command_expired, as by id.
  */
-export async function getCallCommandRoute(ctx: RouteContext): Promise<void> {
-  const run = await ownRun(ctx, ctx.params[0]!);
-  const callId = ctx.params[1]!;
+export async function commandOfCall(
+  ctx: RouteContext,
+  runId: string,
+  callId: string,
+): Promise<Command> {
+  const run = await ownRun(ctx, runId);
   const command = await getCommandByCallId(ctx.deps.db, run.id, callId);
   if (command === null) {
     const record = await getCallRecord(ctx.deps.db, run.id, callId);
@@ -84,5 +87,15 @@ export async function getCallCommandRoute(ctx: RouteContext): Promise<void> {
       `not_found: no command was queued in run "${run.id}" with callId "${callId}"; only exec and build calls queue one (GET /v1/runs/${run.id}/commands lists the run's commands)`,
     );
   }
+  return command;
+}
+
+/**
+ * `GET /v1/runs/:runId/calls/:callId`: `{command}`, whole, the command the call with that
+ * `callId` queued, so a caller cut off before its answer finds it again by the key it
+ * chose.
+ */
+export async function getCallCommandRoute(ctx: RouteContext): Promise<void> {
+  const command = await commandOfCall(ctx, ctx.params[0]!, ctx.params[1]!);
   sendJson(ctx.res, 200, { command: commandView(command) });
 }

@@ -178,6 +178,12 @@ t.test(
     const byCall = await h.json<Refusal>(h.alice, 'GET', `/v1/runs/${runId}/calls/call-expired`);
     t.equal(byCall.status, 410, 'read by its callId too');
     t.equal(byCall.body.errorCode, 'command_expired');
+    const cancelByCall = await h.json<Refusal>(
+      h.alice,
+      'POST',
+      `/v1/runs/${runId}/calls/call-expired/cancel`,
+    );
+    t.equal(cancelByCall.body.errorCode, 'command_expired', 'and cancelled by its callId');
     const bobs = await h.json<Refusal>(h.bob, 'GET', `/v1/commands/${id}`);
     t.equal(bobs.body.errorCode, 'not_found', "another user's removed command is absent");
     const never = await h.json<Refusal>(h.alice, 'GET', '/v1/commands/no-such-command');
