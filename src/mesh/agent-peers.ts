@@ -13,6 +13,7 @@
 import type { MeshTlsConfig } from '../config/index.js';
 import { parseHostPort } from '../config/index.js';
 import type { Logger } from '../telemetry/index.js';
+import { nextChange } from './change-wait.js';
 import type { HelloFrame } from './frames.js';
 import { PeerConnection } from './peer-connection.js';
 import { PeerUnavailableError } from './stream-caller.js';
@@ -59,15 +60,7 @@ export class AgentPeers {
           false,
         );
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        this.waiters.add(done);
-      });
+      await nextChange(this.waiters, left);
     }
   }
 

@@ -12,6 +12,7 @@ import { lookup } from 'node:dns/promises';
 import type { MeshTlsConfig, PeerSeed } from '../config/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { BackoffOptions } from './backoff.js';
+import { nextChange } from './change-wait.js';
 import type { HelloFrame } from './frames.js';
 import { RESOLVE_INTERVAL_MS } from './limits.js';
 import { endpointKey } from './node-dialer.js';
@@ -143,15 +144,7 @@ export class PeerRegistry {
 
   /** Resolves at the next change of any replica's state, or after `ms`. */
   waitForChange(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.listeners.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.listeners.add(done);
-    });
+    return nextChange(this.listeners, ms);
   }
 
   /** Closes every stream and stops re-resolving. */

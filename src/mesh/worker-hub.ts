@@ -19,6 +19,7 @@ import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { WorkerOffer } from '../contract/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { defineStateMachine, StateMachine } from '../telemetry/index.js';
+import { nextChange } from './change-wait.js';
 import { FrameWriter } from './frame-writer.js';
 import { decodeFrame, type HelloFrame, type ResponseFrame, type WireAuthority } from './frames.js';
 import { HEALTH_STALE_MS } from './limits.js';
@@ -245,15 +246,7 @@ export class WorkerHub {
 
   /** Resolves at the next change of any stream, or after `ms`. */
   waitForChange(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
+    return nextChange(this.waiters, ms);
   }
 
   /** Ends every worker stream; new ones are refused. */
