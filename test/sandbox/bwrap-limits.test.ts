@@ -238,12 +238,14 @@ t.test('output beyond the cap is drained, not kept', async (t) => {
   t.equal(seen, 2 * MiB, 'onOutput saw only kept bytes');
 
   // The first flood grows the node's heap and buffer arenas once; a node that kept (or
-  // queued) output would grow again by the size of the next flood.
+  // queued) output would grow again by the size of the next flood. The bound is half of
+  // it: how much of the transient chunks the allocator still holds depends on when the
+  // collector last ran, which a busy machine moves; a flood kept whole cannot fit.
   const before = process.memoryUsage().rss;
   const flood = await runner.run(spec(ws, 'head -c 209715200 /dev/zero'));
   const growth = process.memoryUsage().rss - before;
   t.same([flood.exitCode, flood.stdout.length, flood.stdoutTruncated], [0, MiB, true]);
-  t.ok(growth < 30 * MiB, `RSS grew by ${(growth / MiB).toFixed(1)} MiB over a 200 MiB flood`);
+  t.ok(growth < 100 * MiB, `RSS grew by ${(growth / MiB).toFixed(1)} MiB over a 200 MiB flood`);
 
   const small = await runner.run(spec(ws, 'printf 12345', { outputLimitBytes: 5 }));
   t.same(

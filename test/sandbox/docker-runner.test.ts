@@ -234,7 +234,7 @@ t.test('stdin: absent means end of input at once', async (t) => {
   t.equal(result.stdout.toString(), 'eof\n');
 });
 
-t.test('output cap: a 50 MB flood on each stream keeps exactly 1 MiB each', async (t) => {
+t.test('output cap: a 100 MB flood on each stream keeps exactly 1 MiB each', async (t) => {
   let delivered = 0;
   let peakBuffers = 0;
   const sampler = setInterval(() => {
@@ -242,7 +242,7 @@ t.test('output cap: a 50 MB flood on each stream keeps exactly 1 MiB each', asyn
   }, 5);
   const before = process.memoryUsage().arrayBuffers;
   const result = await runner.run(
-    spec('head -c 50000000 /dev/zero & head -c 50000000 /dev/zero >&2; wait; exit 3', {
+    spec('head -c 100000000 /dev/zero & head -c 100000000 /dev/zero >&2; wait; exit 3', {
       onOutput: (_s, c) => {
         delivered += c.length;
       },
@@ -256,9 +256,10 @@ t.test('output cap: a 50 MB flood on each stream keeps exactly 1 MiB each', asyn
   t.equal(result.stderrTruncated, true);
   t.equal(delivered, 2 * 1024 * 1024, 'onOutput sees the kept bytes only');
   t.ok(
-    // Keeping the flood would hold 100 MB; transient socket chunks peak near 40 MB.
-    peakBuffers - before < 90 * 1024 * 1024,
-    `buffers stayed bounded (grew ${peakBuffers - before} bytes for 100 MB of output)`,
+    // Keeping the flood would hold 200 MB. Transient socket chunks peak near 40 MB on a
+    // quiet machine and higher on a busy one, where the collector runs later.
+    peakBuffers - before < 140 * 1024 * 1024,
+    `buffers stayed bounded (grew ${peakBuffers - before} bytes for 200 MB of output)`,
   );
 });
 
