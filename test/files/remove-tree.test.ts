@@ -96,7 +96,7 @@ t.test('rm runs from a long-lived helper process, not from the node', async (t) 
   await t.rejects(lstat(after), { code: 'ENOENT' });
   t.notOk(
     rmHelpers.pids().some((p) => first.includes(p)),
-    'a new helper took the dead one\'s place',
+    "a new helper took the dead one's place",
   );
   t.equal(await readFile(join(outside, 'keep.txt'), 'utf8'), 'KEEP');
 });
