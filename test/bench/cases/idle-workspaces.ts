@@ -88,7 +88,6 @@ export async function idleWorkspaces(ctx: BenchContext): Promise<Row[]> {
     steps.push(await rssMiB(loadedNode.pid));
   }
   const makeS = (performance.now() - t0) / 1000;
-  await new Promise((r) => setTimeout(r, 2_000));
   const [after, freshAfter] = await Promise.all([
     settledRss(loadedNode.pid, 20),
     settledRss(freshNode.pid, 20),

@@ -30,14 +30,22 @@ export async function rssMiB(pid: number): Promise<number> {
   return kb / 1024;
 }
 
-/** The median of `n` readings 100 ms apart (a settled figure). */
+/** How close `n` readings in a row must be for the resident size to count as level, MiB. */
+const LEVEL_MIB = 1;
+
+/** The median of the last `n` readings 100 ms apart, once they level off (a settled figure). */
 export async function settledRss(pid: number, n = 10): Promise<number> {
+  // Sampled every 100 ms until the last `n` samples lie within LEVEL_MIB of each other
+  // (the collector and the allocator have let go of what a burst of calls left), or
+  // until 10 * n samples were taken; the median of the last `n`.
   const xs: number[] = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < 10 * n; i++) {
     xs.push(await rssMiB(pid));
+    const last = xs.slice(-n);
+    if (last.length === n && Math.max(...last) - Math.min(...last) <= LEVEL_MIB) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return median(xs);
+  return median(xs.slice(-n));
 }
 
 /** Samples `pid`'s RSS every 5 ms until `work` settles; returns the peak, MiB. */
@@ -120,7 +128,6 @@ export async function memory(ctx: BenchContext): Promise<Row[]> {
     expectOk(o.result, 'fs_write');
   });
   const makeS = (performance.now() - t0) / 1000;
-  await new Promise((r) => setTimeout(r, 2_000));
   const after = await settledRss(wb.pid, 20);
   const perThousand = ((after - before) * 1000) / idleCount;
 
