@@ -9,7 +9,9 @@
  *
  * Two more soaks start from here: `npm run soak -- --mode=recovery ...` (replica
  * kills and how long their commands take to end, `recovery.ts`) and
- * `npm run soak -- --mode=pauses ...` (Postgres pauses under commands, `pauses.ts`).
+ * `npm run soak -- --mode=pauses ...` (Postgres pauses under commands, `pauses.ts`), and
+ * `npm run soak -- --mode=growth ...` (a node's cost under an hour of mixed load,
+ * `growth.ts`).
  *
  * Prints a JSON summary; exits 1 when anything acknowledged was lost or a command
  * was left neither completed nor ended.
@@ -227,12 +229,13 @@ async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
-/** `--mode=recovery|pauses` runs another soak with the rest of the arguments. */
+/** `--mode=recovery|pauses|growth` runs another soak with the rest of the arguments. */
 async function start(argv: readonly string[]): Promise<void> {
   const mode = argv.find((a) => a.startsWith('--mode='))?.slice('--mode='.length);
   const rest = argv.filter((a) => !a.startsWith('--mode='));
   if (mode === 'recovery') return (await import('./recovery.js')).soakRecovery(rest);
   if (mode === 'pauses') return (await import('./pauses.js')).soakPauses(rest);
+  if (mode === 'growth') return (await import('./growth.js')).soakGrowth(rest);
   if (mode !== undefined && mode !== 'calls') throw new Error(`unknown mode ${mode}`);
   return main(rest);
 }
