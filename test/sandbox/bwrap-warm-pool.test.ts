@@ -4,8 +4,11 @@ import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from '
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import t from 'tap';
+import type { BwrapSession } from '../../src/sandbox/bwrap/bwrap-session.js';
 import { BwrapRunner, POOL_PREFIX } from '../../src/sandbox/bwrap/index.js';
+import { WarmPool } from '../../src/sandbox/bwrap/warm-pool.js';
 import { parseCgroupMembership } from '../../src/sandbox/cgroups/index.js';
 import { type RunSpec, SANDBOX_UID } from '../../src/sandbox/runner.js';
 import { leftovers, processesMatching } from './sandbox-support.js';
@@ -17,7 +20,9 @@ import { leftovers, processesMatching } from './sandbox-support.js';
  * into place; the pool refills; two runs never share a pooled sandbox or see each
  * other's files; a command whose sandbox would differ from the pool's (other limits,
  * network), a workspace that is not empty or lives elsewhere starts its own; and close
- * leaves no process, cgroup or directory. A missing bwrap or perl fails; never a skip.
+ * leaves no process, cgroup or directory. A claim that fails while the pool refills
+ * does not make it outgrow its size (a pool of stand-in sandboxes, to hold the refill
+ * at that moment). A missing bwrap or perl fails; never a skip.
  */
 
 const MiB = 1024 * 1024;
@@ -197,4 +202,51 @@ t.test('a full pool does not keep the process alive, and goes with it', async (t
   t.equal(code, 0, 'it exited on its own');
   t.same(await leftovers(`${POOL_PREFIX}${child.pid}-`, 10_000), [], 'its pooled sandbox is gone');
   for (const name of await poolDirs()) await rm(join(root, name), { recursive: true, force: true });
+});
+
+t.test('a claim that fails while the pool refills does not grow it past its size', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'memql-pool-claims-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // Stand-in sandboxes whose starts finish when the test says so.
+  const starts: (() => void)[] = [];
+  const session = {
+    usable: true,
+    adopt: () => {},
+    keepAlive: () => {},
+    end: async () => {},
+  } as unknown as BwrapSession;
+  const claims = new WarmPool({
+    size: 2,
+    dir,
+    limitsKey: 'limits',
+    owner: null,
+    log: pino({ level: 'silent' }),
+    start: () => new Promise((done) => starts.push(() => done(session))),
+  });
+  const tick = () => new Promise((r) => setImmediate(r));
+  /** Ends the `i`th start once it was asked for. */
+  const finishStart = async (i: number) => {
+    while (starts.length <= i) await tick();
+    starts[i]!();
+  };
+  claims.fill();
+  await finishStart(0);
+  await finishStart(1);
+  await claims.filled();
+
+  t.equal(await claims.claim(await workspace('run-empty', dir), 'key', 'limits'), session);
+  const withFiles = await workspace('run-files', dir);
+  await writeFile(join(withFiles, 'a.txt'), 'a');
+  // The refill's start ends while a claim on a workspace with files holds a sandbox.
+  while (starts.length < 3) await tick();
+  const refused = claims.claim(withFiles, 'key', 'limits');
+  await finishStart(2);
+  t.equal(await refused, null, 'a workspace with files is not served');
+  await claims.filled();
+  for (let i = 0; i < 10; i++) await tick();
+  t.equal(starts.length, 3, 'no start beyond the one that replaced the served sandbox');
+  t.equal(claims.stats().ready, 2, 'the pool holds its size');
+  t.equal((await readdir(dir)).filter((n) => n.startsWith(POOL_PREFIX)).length, 2);
+  for (const done of starts) done();
+  await claims.close();
 });

@@ -77,6 +77,11 @@ const RETRY_MAX_MS = 60_000;
 /** Sandboxes made ahead of any run, each given to one run's first command. */
 export class WarmPool {
   private readonly ready: Pooled[] = [];
+  /**
+   * Taken out of `ready` by a claim that has not yet succeeded: still the pool's, and
+   * given back when the claim fails, so a refill meanwhile must not replace them.
+   */
+  private claiming = 0;
   private filling: Promise<void> | null = null;
   private retry: NodeJS.Timeout | null = null;
   private retryMs = 0;
@@ -93,7 +98,7 @@ export class WarmPool {
   /** Starts filling the pool in the background (idempotent); a failed start is retried later. */
   fill(): void {
     if (this.closed || this.filling !== null || this.retry !== null) return;
-    if (this.ready.length >= this.options.size) return;
+    if (this.ready.length + this.claiming >= this.options.size) return;
     this.filling = this.fillUp().finally(() => {
       this.filling = null;
       if (this.retry === null) this.fill();
@@ -124,6 +129,7 @@ export class WarmPool {
     }
     const pooled = this.takeReady();
     if (pooled === null) return null;
+    this.claiming += 1;
     try {
       // The directory keeps the mode and owner the workspace layer gave it.
       const was = await stat(workspaceDir);
@@ -133,8 +139,13 @@ export class WarmPool {
       // Atomic, and refused (ENOTEMPTY, EEXIST) when anything is in the directory.
       await rename(pooled.dir, workspaceDir);
     } catch {
-      this.ready.unshift(pooled);
+      // Back in the pool, unless it was closed meanwhile (close ended the others).
+      if (this.closed) void this.discard(pooled);
+      else this.ready.unshift(pooled);
+      if (this.ready.length >= this.options.size) this.notify();
       return null;
+    } finally {
+      this.claiming -= 1;
     }
     pooled.session.adopt(workspaceDir, key);
     pooled.session.keepAlive(true);
@@ -169,7 +180,7 @@ export class WarmPool {
   private async fillUp(): Promise<void> {
     this.swept ??= this.sweep();
     await this.swept;
-    while (!this.closed && this.ready.length < this.options.size) {
+    while (!this.closed && this.ready.length + this.claiming < this.options.size) {
       const name = `${POOL_PREFIX}${commandGroupName(process.pid, randomBytes(6).toString('hex'))}`;
       const dir = join(this.root, name);
       try {
