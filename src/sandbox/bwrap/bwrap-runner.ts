@@ -336,8 +336,15 @@ export class BwrapRunner implements Runner {
   }
 
   /** Ends the warm sandbox of a workspace whose copy goes away. */
-  release(workspaceDir: string): Promise<void> {
-    return this.pool.release(workspaceDir);
+  async release(workspaceDir: string): Promise<void> {
+    await this.pool.release(workspaceDir);
+    // Its processes' sandbox, once ended, is forgotten: each copy's directory is its
+    // own, so nothing else ever replaces the entry, and an ended sandbox kept here is
+    // kept for the life of the node. One still running is forgotten at the release
+    // that comes after it ends (the copy's eviction releases it again).
+    if (this.processSessions.get(workspaceDir)?.state === 'ended') {
+      this.processSessions.delete(workspaceDir);
+    }
   }
 
   /** Ends every warm sandbox, the warm pool's included. */
