@@ -12,7 +12,7 @@ import { makeWorkspace } from './sandbox-support.js';
  * its loopback, and outlives it; its output comes as it is written; its input is
  * written and closed; a signal ends it; what it started goes with it; what a bounded
  * command leaves is still ended while a background process lives; and the sandbox's
- * end takes it (`lost`).
+ * end takes it (`lost`), the runner keeping nothing of it.
  */
 
 const runner = new BwrapRunner({ cgroups: { groupName: `memql-test-${process.pid}` } });
@@ -149,6 +149,9 @@ t.test("the sandbox's end takes its processes: lost", async (t) => {
   for (const p of started) {
     t.same(await p.ended, { exitCode: null, signal: null, lost: true });
   }
+  // Nothing of the ended sandbox is kept: a node releases a copy per run, for as long as it runs.
+  const held = (runner as unknown as { processSessions: Map<string, unknown> }).processSessions;
+  t.notOk(held.has(ws), 'the runner forgets it');
 });
 
 t.test(
