@@ -154,6 +154,14 @@ export function growthBounds(b: BoundInputs): Record<string, Bound> {
       add: 32 * MiB,
       why: 'the warm-up level plus breathing room; a leak per run outgrows it',
     };
+    // The heap a full collection leaves is what the process keeps: the sawtooth does not
+    // show in it, a leak does. A quarter more and 16 MiB for caches still filling.
+    bounds[`heapAfterGc.${p}`] = {
+      kind: 'relative',
+      factor: 1.25,
+      add: 16 * MiB,
+      why: 'the heap kept after a full collection; a leak per run outgrows it',
+    };
     // Descriptors come and go with sandboxes (pipes, agent sockets) and connections;
     // the warm-up's highest already holds a full load's worth. 32 more is a few
     // sandboxes' worth; a descriptor kept per run is hundreds within the hour.

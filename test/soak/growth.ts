@@ -9,7 +9,8 @@
  *
  * Every `--sample-seconds` the soak reads each node process's RSS and descriptors, the
  * replicas' sandbox cgroups and sandboxes, the entries of each workbench root, and the
- * database's size and command and audit rows (`growth-sample.ts`). After the warm-up
+ * database's size and command and audit rows (`growth-sample.ts`), and the heap each
+ * node's last full collection left (`growth-logs.ts`). After the warm-up
  * (`--warmup-minutes`, default 10, or a sixth of a shorter run) every series is held to
  * its bound (`growth-bounds.ts`). Once the load stops and the last run is deleted: no
  * sandbox or cgroup beyond the warm pools', no run directory, no command or audit row
@@ -33,6 +34,7 @@ import type { NodeProcess } from '../support/node-process.js';
 import { startPgCluster } from '../support/pg-cluster.js';
 import { checkSeries, growthBounds, type Sample, sandboxLimit } from './growth-bounds.js';
 import { GrowthLoad, Tally } from './growth-load.js';
+import { drainOutput, type FullCollections } from './growth-logs.js';
 import {
   cgroupParents,
   countGroups,
@@ -49,20 +51,6 @@ const REPLICAS = ['wb-a', 'wb-b'];
 /** `MEMQL_SANDBOX_WARM_POOL` of each replica: the default, set so the bounds know it. */
 const WARM_POOL = 4;
 const MiB = 1024 * 1024;
-
-/** Error lines (level 50 and up) the node processes logged, by message; their buffers emptied. */
-function drainErrors(procs: readonly NodeProcess[], into: Record<string, number>): void {
-  for (const proc of procs) {
-    for (const l of proc.lines) {
-      if (l.level < 50) continue;
-      const err = (l as { err?: { message?: string } }).err?.message ?? '';
-      const key = `${proc.name}: ${l.msg}: ${err}`.slice(0, 200);
-      into[key] = (into[key] ?? 0) + 1;
-    }
-    // An hour of info lines would only grow this process; nothing waits on them now.
-    proc.lines.length = 0;
-  }
-}
 
 export async function soakGrowth(argv: readonly string[]): Promise<void> {
   const args = parseArgs(argv, {
@@ -84,6 +72,7 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
     store: args.store,
     serverUrl: cluster.url(),
     env: { MEMQL_RUNNER: 'bwrap', MEMQL_SANDBOX_WARM_POOL: String(WARM_POOL) },
+    nodeArgs: ['--trace-gc'],
   });
   let api: { proc: NodeProcess; url: string } | null = null;
   try {
@@ -113,6 +102,7 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
     const load = new GrowthLoad(client, tally);
     const runIds: string[] = [];
     const errors: Record<string, number> = {};
+    const collections = new Map<string, FullCollections>();
     const others = new Set<string>();
     const began = Date.now();
     const endAt = began + args.minutes * 60_000;
@@ -122,10 +112,13 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
 
     const take = async (): Promise<Sample> => {
       const values: Record<string, number> = {};
+      drainOutput(procs, errors, collections);
       for (const [name, proc] of procs) {
         const cost = await processCost(proc.child.pid!);
         values[`rss.${name}`] = cost.rss;
         values[`fds.${name}`] = cost.fds;
+        const heap = collections.get(name)?.heapAfter;
+        if (heap != null) values[`heapAfterGc.${name}`] = heap;
       }
       values.cgroups = await countGroups(parents, replicaPids);
       values.sandboxes = 0;
@@ -153,7 +146,6 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
       values.runs = runIds.length;
       values.calls = tally.total;
       values.unexpected = tally.unexpectedCount;
-      drainErrors([...procs.values()], errors);
       const at = Date.now();
       return { t: Math.round((at - began) / 1000), warm: at <= warmEnd, values };
     };
@@ -164,7 +156,9 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
       const mib = (n: number | undefined) => `${((n ?? 0) / MiB).toFixed(0)}M`;
       const cells = [
         `${String(s.t).padStart(5)}s${s.warm ? '*' : ' '}`,
-        ...[...procs.keys()].map((p) => `${p} ${mib(v[`rss.${p}`])}/${v[`fds.${p}`]}fd`),
+        ...[...procs.keys()].map(
+          (p) => `${p} ${mib(v[`rss.${p}`])}/${v[`fds.${p}`]}fd/gc ${mib(v[`heapAfterGc.${p}`])}`,
+        ),
         `cg ${v.cgroups} sbx ${v.sandboxes}/${v.sandboxProcesses}p`,
         `dirs ${REPLICAS.map((r) => `${v[`dirs.${r}`]}(${v[`poolDirs.${r}`]}p ${v[`runDirs.${r}`]}r)`).join(' ')}`,
         `db ${mib(v.dbBytes)} cmd ${v['rows.workspace_command']} audit ${v['rows.audit_event']}`,
@@ -173,7 +167,7 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
       process.stderr.write(`${cells.join(' | ')}\n`);
     };
     process.stderr.write(
-      `growth soak: ${args.minutes} min, warm-up ${warmupMinutes} min (* marks its samples), concurrency ${args.concurrency}; rss/fds per process\n`,
+      `growth soak: ${args.minutes} min, warm-up ${warmupMinutes} min (* marks its samples), concurrency ${args.concurrency}; per process RSS/descriptors/heap after the last full collection\n`,
     );
 
     const loop = async () => {
@@ -239,7 +233,8 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
       rowsOfDeletedRuns: leftRows,
       tables: await tableCosts(mesh.db),
     };
-    const series = Object.keys(samples[0]?.values ?? {});
+    // A process's heap series starts with its first full collection.
+    const series = [...new Set(samples.flatMap((s) => Object.keys(s.values)))];
     const summary = {
       store: args.store,
       minutes: args.minutes,
@@ -255,6 +250,7 @@ export async function soakGrowth(argv: readonly string[]): Promise<void> {
       unexpected: tally.unexpected,
       unexpectedExamples: tally.examples,
       nodeErrors: errors,
+      fullCollections: Object.fromEntries(collections),
       otherRootEntries: [...others],
       results,
       broken,

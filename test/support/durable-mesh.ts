@@ -37,6 +37,8 @@ export interface DurableMeshOptions {
   replicaEnv?: (nodeId: string) => Record<string, string>;
   /** Arguments of every replica (`--shutdown-grace-ms=...`). */
   args?: string[];
+  /** Arguments of node itself for every replica and the API agent (`--trace-gc`). */
+  nodeArgs?: string[];
   /**
    * The Postgres server the mesh's database is made on: a cluster the test started
    * (`pg-cluster.ts`, one it may pause). Default: the shared test server.
@@ -112,6 +114,7 @@ export class DurableMesh {
           ...DurableMesh.dbEnv(options, database.url, nodeId),
         },
         options.args ?? [],
+        options.nodeArgs ?? [],
       );
       port = wb.port;
       addresses.set(nodeId, { host, port: wb.port });
@@ -210,18 +213,25 @@ export class DurableMesh {
    */
   async startApiAgent(): Promise<{ proc: NodeProcess; url: string }> {
     const seeds = [...this.addresses.values()].map((a) => `workbench=${a.host}:${a.port}`);
-    const proc = spawnNode(this.t, 'agent-api', nodeMain('agent'), {
-      ...this.extraEnv,
-      MEMQL_NODE_ID: 'agent-api',
-      MEMQL_DATABASE_URL: this.databaseUrl,
-      MEMQL_DATA_DIR: join(this.env.baseDir, 'agent-api'),
-      MEMQL_MESH_TOKEN: this.env.token,
-      MEMQL_WORKBENCH_REMOTE: '1',
-      MEMQL_WORKER_PEERS: seeds.join(','),
-      MEMQL_HTTP_LISTEN: '127.0.0.1:0',
-      MEMQL_GRPC_LISTEN: '127.0.0.1:0',
-      MEMQL_LOG_LEVEL: 'info',
-    });
+    const proc = spawnNode(
+      this.t,
+      'agent-api',
+      nodeMain('agent'),
+      {
+        ...this.extraEnv,
+        MEMQL_NODE_ID: 'agent-api',
+        MEMQL_DATABASE_URL: this.databaseUrl,
+        MEMQL_DATA_DIR: join(this.env.baseDir, 'agent-api'),
+        MEMQL_MESH_TOKEN: this.env.token,
+        MEMQL_WORKBENCH_REMOTE: '1',
+        MEMQL_WORKER_PEERS: seeds.join(','),
+        MEMQL_HTTP_LISTEN: '127.0.0.1:0',
+        MEMQL_GRPC_LISTEN: '127.0.0.1:0',
+        MEMQL_LOG_LEVEL: 'info',
+      },
+      [],
+      this.options.nodeArgs ?? [],
+    );
     const ready = await proc.waitForLog((l) => l.msg === 'agent node ready');
     return { proc, url: String(ready.apiUrl) };
   }
@@ -253,6 +263,7 @@ export class DurableMesh {
         ...DurableMesh.dbEnv(this.options, this.databaseUrl, nodeId),
       },
       this.options.args ?? [],
+      this.options.nodeArgs ?? [],
     );
     this.replicas.set(nodeId, wb);
     this.started.push(wb);

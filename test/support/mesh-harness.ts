@@ -30,6 +30,7 @@ export async function startWorkbench(
   listen: { host: string; port: number },
   extra: Record<string, string> = {},
   args: string[] = [],
+  nodeArgs: string[] = [],
 ): Promise<WorkbenchProcess> {
   const vars: Record<string, string> = {
     MEMQL_NODE_ID: nodeId,
@@ -45,7 +46,7 @@ export async function startWorkbench(
   };
   // The fs store's directory is refused beside the s3 store.
   if (vars.MEMQL_OBJECT_STORE === 's3') delete vars.MEMQL_OBJECT_STORE_DIR;
-  const proc = spawnNode(t, nodeId, nodeMain('workbench'), vars, args);
+  const proc = spawnNode(t, nodeId, nodeMain('workbench'), vars, args, nodeArgs);
   const ready = await proc.waitForLog((l) => l.msg === 'workbench node ready');
   return { proc, host: listen.host, port: Number(ready.grpcPort), nodeId };
 }

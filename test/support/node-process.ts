@@ -114,6 +114,8 @@ export class NodeProcess {
 /**
  * Spawns `script` with exactly `env` (plus PATH) and tracks it on `t`: at teardown a
  * process still running is killed and reported, so a leftover process fails the test.
+ * `nodeArgs` go to node itself, before the script (`--trace-gc`, which `NODE_OPTIONS`
+ * does not take).
  */
 export function spawnNode(
   t: Test,
@@ -121,8 +123,9 @@ export function spawnNode(
   script: string,
   env: Record<string, string>,
   args: string[] = [],
+  nodeArgs: string[] = [],
 ): NodeProcess {
-  const child = spawn(process.execPath, ['--enable-source-maps', script, ...args], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, script, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
