@@ -338,10 +338,8 @@ export class BwrapRunner implements Runner {
   /** Ends the warm sandbox of a workspace whose copy goes away. */
   async release(workspaceDir: string): Promise<void> {
     await this.pool.release(workspaceDir);
-    // Its processes' sandbox, once ended, is forgotten: each copy's directory is its
-    // own, so nothing else ever replaces the entry, and an ended sandbox kept here is
-    // kept for the life of the node. One still running is forgotten at the release
-    // that comes after it ends (the copy's eviction releases it again).
+    // An ended process sandbox is forgotten: no other run reuses its directory, so it
+    // would be kept for the node's life. A running one goes at a later release.
     if (this.processSessions.get(workspaceDir)?.state === 'ended') {
       this.processSessions.delete(workspaceDir);
     }
