@@ -499,7 +499,10 @@ t.test('memql shell: a person drives a terminal in the sandbox under tmux', asyn
   await tmux('resize-window', '-t', 'sh', '-x', '120', '-y', '40');
   await keys('stty size', 'Enter');
   await until('the new size', (s) => /^40 120$/m.test(s));
-  await keys('sleep 300; echo not-interrupted', 'Enter');
+  // Ctrl-C is a signal the moment the terminal reads it: sent while the shell is still
+  // reading the line, it would interrupt the shell, and the sleep after it would run.
+  await keys('echo sleep-$((2+3)); sleep 300; echo not-interrupted', 'Enter');
+  await until('the sleep', (s) => /^sleep-5$/m.test(s));
   await keys('C-c');
   await keys('echo after-$((1+1))', 'Enter');
   const after = await until('the interrupt', (s) => s.includes('after-2'));
