@@ -4,6 +4,7 @@ import t from 'tap';
 import type { OutputStream } from '../../src/contract/index.js';
 import { BwrapRunner, type SessionProcess } from '../../src/sandbox/bwrap/index.js';
 import type { RunSpec } from '../../src/sandbox/runner.js';
+import { eventually } from '../support/mesh.js';
 import { makeWorkspace } from './sandbox-support.js';
 
 /**
@@ -133,6 +134,8 @@ t.test("a bounded command's leftovers still end; a background process's go with 
     `(perl -e 'setpgrp(0, 0); exec qw(sleep 602)' &); echo forked; exec sleep 603`,
   );
   await seen.saw('forked');
+  // 'forked' comes once the subshell is started; its perl may not have become the sleep yet.
+  await eventually('the regrouped sleep runs', async () => (await count('602')) === 1, 60_000);
   t.equal(await count('602'), 1);
   parent.signal('SIGKILL');
   t.same(await parent.ended, { exitCode: null, signal: 'SIGKILL', lost: false });
