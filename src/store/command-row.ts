@@ -13,6 +13,7 @@ import {
   type FilesRefused,
   parseExecRequest,
 } from '../contract/index.js';
+import { headOfRow, type WorkspaceHead } from './manifest.js';
 import { bytesOrNull, date, dateOrNull, textOrNull } from './rows.js';
 
 export type { CommandStatus, FilesRefused };
@@ -87,6 +88,12 @@ export interface Command {
   queuePlace: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /**
+   * The run's manifest head and holder as the statement that claimed the command saw
+   * them (a command claimed as it was queued); absent on every other read. The executor
+   * takes it instead of reading the head again.
+   */
+  claimedHead?: WorkspaceHead;
 }
 
 /** The columns every command statement returns, in the order {@link toCommand} reads. */
@@ -148,6 +155,7 @@ export function toCommand(r: Record<string, unknown>): Command {
               : Number(r.workspace_version),
         }
       : {}),
+    ...('head_version' in r ? { claimedHead: headOfRow(r) } : {}),
     queuedAt: date(r.queued_at),
     queuePlace: date(r.queue_place ?? r.queued_at),
     startedAt: dateOrNull(r.started_at),

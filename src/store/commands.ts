@@ -13,6 +13,7 @@ import { enqueueEventsInsert } from './command-events.js';
 import { DEFAULT_FOLLOW_UP_LEAD_MS, placeSql } from './command-place.js';
 import { COLUMNS, type Command, type CommandStatus, toCommand } from './command-row.js';
 import type { Db, Queryable, Subscription } from './db.js';
+import { workspaceHeadJoin } from './manifest.js';
 
 export {
   type Command,
@@ -139,7 +140,8 @@ export async function enqueueCommand(
        on conflict (run_id, call_id) where call_id is not null do nothing
        returning ${COLUMNS}
      ), events as (${enqueueEventsInsert('inserted')})
-     select ${COLUMNS}${notify} from inserted`,
+     select ${COLUMNS}${notify}${claim ? ', wh.*' : ''} from inserted
+       ${claim ? workspaceHeadJoin('inserted.run_id') : ''}`,
     [
       cmd.id,
       cmd.runId,
@@ -159,7 +161,12 @@ export async function enqueueCommand(
       ...(claim ? [claim.nodeId] : []),
     ],
   );
-  if (rows[0]) return { command: toCommand(rows[0]), created: true };
+  if (rows[0]) {
+    const { claimedHead, ...command } = toCommand(rows[0]);
+    // The head goes with a command this statement claimed, and only then.
+    const claimedHere = claimedHead !== undefined && command.status === 'running';
+    return { command: claimedHere ? { ...command, claimedHead } : command, created: true };
+  }
   const record = await getCallRecord(q, cmd.runId, cmd.callId!);
   const digest = cmd.call?.digest;
   if (record && (record.commandId === null || (digest && !sameCall(record, digest)))) {

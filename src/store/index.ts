@@ -160,6 +160,7 @@ export {
   type VersionCounts,
   type VersionedFile,
   type VersionOrigin,
+  type WorkspaceHead,
 } from './manifest.js';
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from './migrate.js';
 export { type DatabaseTarget, openDb } from './open-db.js';

@@ -280,35 +280,52 @@ export async function commitManifestChange(db: Db, change: ManifestChange): Prom
   });
 }
 
+/** A run's manifest head and the holder of its live workspace, read together. */
+export interface WorkspaceHead {
+  /** The manifest's version; 0 before the first commit. */
+  version: number;
+  updatedByNode: string | null;
+  /** The live workspace row's node and generation; null when the run has none. */
+  holder: { nodeId: string | null; generation: number } | null;
+}
+
+/**
+ * The columns of a run's {@link WorkspaceHead} (`head_version`, `head_updated_by_node`,
+ * `head_node_id`, `head_generation`) as a lateral subquery named `wh`, for the run whose
+ * id is the SQL expression `runId`; {@link headOfRow} decodes them.
+ */
+export function workspaceHeadJoin(runId: string): string {
+  return `left join lateral (
+       select m.version as head_version, m.updated_by_node as head_updated_by_node,
+              w.node_id as head_node_id, w.generation as head_generation
+       from (select ${runId} as run_id) k
+       left join workspace_manifest m on m.run_id = k.run_id
+       left join workbench_workspace w on w.run_id = k.run_id and w.status = 'provisioned'
+       limit 1) wh on true`;
+}
+
+/** Decodes the columns of {@link workspaceHeadJoin}. */
+export function headOfRow(r: Record<string, unknown>): WorkspaceHead {
+  return {
+    version: r.head_version === null || r.head_version === undefined ? 0 : Number(r.head_version),
+    updatedByNode: textOrNull(r.head_updated_by_node),
+    holder:
+      r.head_generation === null || r.head_generation === undefined
+        ? null
+        : { nodeId: textOrNull(r.head_node_id), generation: Number(r.head_generation) },
+  };
+}
+
 /**
  * The manifest head and the workspace's holder in one round trip: what a node reads
  * before every action to learn whether its copy is current and whether it still holds
- * the workspace.
+ * the workspace. A command claimed as it is queued comes with it (`claimedHead`).
  */
-export async function getWorkspaceHead(
-  q: Queryable,
-  runId: string,
-): Promise<{
-  version: number;
-  updatedByNode: string | null;
-  holder: { nodeId: string | null; generation: number } | null;
-}> {
-  const rows = await q.query(
-    `select m.version, m.updated_by_node, w.node_id, w.generation
-     from (select $1::text as run_id) k
-     left join workspace_manifest m on m.run_id = k.run_id
-     left join workbench_workspace w on w.run_id = k.run_id and w.status = 'provisioned'`,
-    [runId],
-  );
-  const r = rows[0] ?? {};
-  return {
-    version: r.version === null || r.version === undefined ? 0 : Number(r.version),
-    updatedByNode: textOrNull(r.updated_by_node),
-    holder:
-      r.generation === null || r.generation === undefined
-        ? null
-        : { nodeId: textOrNull(r.node_id), generation: Number(r.generation) },
-  };
+export async function getWorkspaceHead(q: Queryable, runId: string): Promise<WorkspaceHead> {
+  const rows = await q.query(`select wh.* from (select 1) one ${workspaceHeadJoin('$1::text')}`, [
+    runId,
+  ]);
+  return headOfRow(rows[0] ?? {});
 }
 
 /** The content hashes a run's manifest still refers to. */

@@ -127,7 +127,11 @@ export async function executeCommand(
   }
   return deps.access.use(
     command.runId,
-    { mutating: false, resolveRun: () => deps.resolveRun(command.runId) },
+    {
+      mutating: false,
+      resolveRun: () => deps.resolveRun(command.runId),
+      ...(command.claimedHead ? { seen: command.claimedHead } : {}),
+    },
     async (held) => {
       // Stopped early if it fills the workspace past its quota.
       const limit = new AbortController();

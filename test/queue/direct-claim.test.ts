@@ -4,6 +4,7 @@ import {
   type Command,
   enqueueCommand,
   getCommand,
+  getWorkspaceHead,
   listAuditEvents,
   provisionWorkspace,
 } from '../../src/store/index.js';
@@ -58,11 +59,15 @@ t.test('a free slot claims the command in its enqueue; a busy one queues it', as
   );
   t.match(first.command, { status: 'running', leaseOwner: queue.leaseOwner, attempts: 1 });
   t.ok(first.command.startedAt, 'started in the enqueue');
+  // The claim carries the run's head, as a read of it would have found it.
+  t.same(first.command.claimedHead, await getWorkspaceHead(db, run.runId), 'with the head');
+  t.same(first.command.claimedHead, { version: 0, updatedByNode: null, holder: null });
   const second = await queue.enqueue(
     { ...run, request: { command: 'b' }, timeoutMs: 5000 },
     { claimHere: true },
   );
   t.match(second.command, { status: 'queued', leaseOwner: null }, 'no slot: it waits');
+  t.notOk('claimedHead' in second.command, 'a queued command carries no head');
   await eventually(async () => gates.get('a'));
   gates.get('a')!();
   await queue.waitForTerminal(first.command.id);

@@ -53,6 +53,43 @@ function workspaceWrites(statements: readonly string[]): string[] {
   );
 }
 
+/** Reads of the manifest head on its own, and of the manifest's files. */
+function headReads(statements: readonly string[]): string[] {
+  return statements.filter(
+    (s) =>
+      s.startsWith('select wh.*') ||
+      s === 'select version, updated_by_node from workspace_manifest where run_id = $1' ||
+      /^select .* from workspace_file where run_id = \$1 order by path$/.test(s),
+  );
+}
+
+t.test("a fresh run's first command reads no manifest", async (t) => {
+  let recording: ReturnType<typeof recordingDb> | undefined;
+  const { call } = await bwrapHost(t, {
+    nodeId: 'node-f',
+    runId: 'run-f',
+    wrapDb: (real) => {
+      recording = recordingDb(real);
+      return recording.db;
+    },
+  });
+  const statements = await recording!.record(async () => {
+    const r = await call('exec', { command: 'echo one > a.txt' });
+    t.match(r, { ok: true, payload: { exitCode: 0 } });
+  });
+  // Version 0 holds no file, and the claim in the enqueue carried the head.
+  t.same(headReads(statements), [], 'no head or manifest read');
+  t.ok(
+    statements.some((s) => s.startsWith('update workspace_manifest')),
+    'its file is committed',
+  );
+  const again = await recording!.record(async () => {
+    const r = await call('exec', { command: 'cat a.txt' });
+    t.match(r, { ok: true, payload: { exitCode: 0, stdout: 'one\n' } });
+  });
+  t.same(headReads(again), [], 'nor does the next one, whose copy is current');
+});
+
 t.test('an unchanged workspace costs one read and no write', async (t) => {
   let recording: ReturnType<typeof recordingDb> | undefined;
   const { db, call: dispatch } = await bwrapHost(t, {
@@ -90,6 +127,7 @@ t.test('an unchanged workspace costs one read and no write', async (t) => {
     const statements = await record(() => call('exec', { command: 'cat a.txt' }));
     t.same(workspaceWrites(statements), [], 'no workspace or manifest write, no lock');
     t.equal(statements.filter((s) => s.includes(' from run r ')).length, 1, 'the run is read once');
+    t.same(headReads(statements), [], 'the head came with the claim: no read of its own');
     t.equal(await version(), held, 'the manifest did not move');
   });
 

@@ -225,7 +225,8 @@ export class BwrapRunner implements Runner {
         }
       : commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
-    await requireCwdDirectory(spec.workspaceDir, cwd);
+    // Owning the root just found it a directory: only a cwd below it needs a look.
+    if (cwd !== '.' || !this.dropPrivileges) await requireCwdDirectory(spec.workspaceDir, cwd);
     if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
       this.warnedNoSeccomp = true;
       this.options.logger?.warn(
@@ -292,7 +293,7 @@ export class BwrapRunner implements Runner {
     const cwd = resolveCwd(spec.cwd);
     const env = commandEnv(BASE_ENV, spec.env);
     if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
-    await requireCwdDirectory(spec.workspaceDir, cwd);
+    if (cwd !== '.' || !this.dropPrivileges) await requireCwdDirectory(spec.workspaceDir, cwd);
     const limits = sandboxLimits(spec, this.options);
     const key = `${spec.reuse}\0${limitsKey(limits)}`;
     let session = await this.pool.take(spec.workspaceDir, key, limitsKey(limits));

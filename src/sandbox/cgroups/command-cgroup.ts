@@ -5,7 +5,8 @@
  * @module
  */
 
-import { readFile, rmdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readProcs, rmdirRetrying } from './cgroup-fs.js';
@@ -83,12 +84,19 @@ export class CommandCgroup {
    * outlives one command (a warm sandbox's) compares the count before and after it.
    */
   async oomEvents(): Promise<number> {
-    const memoryDir = this.where.memoryDir;
-    const control = await readFile(join(memoryDir, 'memory.oom_control'), 'utf8').catch(() => '');
-    const kills = /^oom_kill (\d+)$/m.exec(control);
+    // A control file of the kernel's, a few dozen bytes produced on read: read in the
+    // caller's turn, which costs less than the five thread-pool hops of an async read
+    // that every warm command would pay twice.
+    const read = (name: string, fallback: string) => {
+      try {
+        return readFileSync(join(this.where.memoryDir, name), 'utf8');
+      } catch {
+        return fallback;
+      }
+    };
+    const kills = /^oom_kill (\d+)$/m.exec(read('memory.oom_control', ''));
     if (kills) return Number(kills[1]);
-    const failcnt = await readFile(join(memoryDir, 'memory.failcnt'), 'utf8').catch(() => '0');
-    return Number.parseInt(failcnt, 10) || 0;
+    return Number.parseInt(read('memory.failcnt', '0'), 10) || 0;
   }
 
   /**

@@ -20,6 +20,7 @@
  * @module
  */
 
+import { existsSync } from 'node:fs';
 import { lstat, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkRunId } from '../../contract/index.js';
@@ -37,6 +38,9 @@ export function uploadStageDir(workbenchRoot: string, runId: string): string {
 
 /** The stage files of a folder, with their sizes and last changes; none when it is gone. */
 async function stagesIn(dir: string): Promise<{ name: string; size: number; mtimeMs: number }[]> {
+  // Most runs stage nothing: the common answer costs no thread-pool hop (this folder is
+  // the node's own, never a command's).
+  if (!existsSync(dir)) return [];
   const names = await readdir(dir).catch(() => [] as string[]);
   const found = [];
   for (const name of names) {

@@ -35,6 +35,7 @@ import {
   releaseHeldWorkspace,
   type VersionOrigin,
   type Workspace,
+  type WorkspaceHead,
 } from '../../store/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import {
@@ -93,9 +94,6 @@ export interface HeldCopy {
 export interface RunLook extends RunWorkspace {
   run: Run;
 }
-
-/** The manifest head and the holder, as {@link getWorkspaceHead} reads them. */
-type WorkspaceHead = Awaited<ReturnType<typeof getWorkspaceHead>>;
 
 /** The refusal of a node that drains and so takes on no workspace; nothing of the call ran. */
 export function nodeStoppingRefusal(nodeId: string): WorkbenchError {
@@ -177,14 +175,20 @@ export class WorkspaceAccess {
    */
   use<T>(
     runId: string,
-    opts: { mutating: boolean; resolveRun: () => Promise<Run>; origin?: VersionOrigin },
+    opts: {
+      mutating: boolean;
+      resolveRun: () => Promise<Run>;
+      origin?: VersionOrigin;
+      /** The head as a statement just read it (a command's claim); else it is read here. */
+      seen?: WorkspaceHead;
+    },
     work: (held: HeldCopy) => Promise<T>,
   ): Promise<T> {
     return this.operate(
       runId,
       opts.mutating ? (opts.origin ?? { source: 'action' }) : null,
       async () => {
-        const held = await this.prepare(runId, opts.resolveRun);
+        const held = await this.prepare(runId, opts.resolveRun, opts.seen);
         return { held, run: undefined };
       },
       work,

@@ -166,7 +166,12 @@ export async function reconcileWorkspace(
         hashed: 0,
       };
     }
-    const manifest = await getManifest(deps.db, target.runId);
+    // Version 0 holds no file (every commit moves the head to 1 or more, and nothing
+    // moves it back), so a run's first reconcile reads nothing more than its head.
+    const manifest: Manifest =
+      head.version === 0
+        ? { runId: target.runId, version: 0, updatedByNode: head.updatedByNode, files: [] }
+        : await getManifest(deps.db, target.runId);
     if (
       known === undefined &&
       target.mark !== undefined &&
