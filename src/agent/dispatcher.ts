@@ -47,6 +47,7 @@ import {
 import type { Logger } from '../telemetry/index.js';
 import { noWorkbenchPeer } from './no-peer.js';
 import type { WorkbenchRouter } from './router.js';
+import { RunHolders } from './run-holders.js';
 import type { WorkerReroute } from './worker-reroute.js';
 
 /** How long a remote call waits for some replica to become healthy before refusing, ms. */
@@ -116,6 +117,8 @@ const REFUSED: Route = { kind: 'refused' };
 /** The agent side of every `workbenchHost` call. */
 export class AgentDispatcher {
   private readonly peerType: string;
+  /** The replica that served each run last: the next call's pin, without a read. */
+  private readonly holders = new RunHolders();
 
   constructor(private readonly options: AgentDispatcherOptions) {
     this.peerType = options.peerType ?? 'workbench';
@@ -237,6 +240,17 @@ export class AgentDispatcher {
     }
   }
 
+  /**
+   * The run's pin: the replica that served its last call here while that one is
+   * healthy (see `run-holders.ts`), else the node its workspace row names.
+   */
+  private async pinOf(router: WorkbenchRouter, runId: string, log: Logger): Promise<string | null> {
+    const last = this.holders.get(runId);
+    const live = (p: PeerView) => p.nodeId === last && p.healthy && p.connected;
+    if (last !== undefined && router.views().some(live)) return last;
+    return this.readAffinity(runId, log);
+  }
+
   private async runRemote(
     envelope: Envelope,
     authority: Authority,
@@ -247,7 +261,7 @@ export class AgentDispatcher {
     const router = this.options.router;
     if (router === null) return this.refuseOrFallBack(envelope, authority, options, 0, log);
     const runId = envelope.runId;
-    let preferred = await this.readAffinity(runId, log);
+    let preferred = await this.pinOf(router, runId, log);
     let payload: Buffer;
     try {
       payload = Buffer.from(JSON.stringify(envelopeToWire(envelope)), 'utf8');
@@ -303,12 +317,15 @@ export class AgentDispatcher {
           );
           if ((result.payload as { reason: string }).reason === NODE_DRAINING)
             excluded.add(peer.key);
+          this.holders.forget(runId);
           preferred = await this.readAffinity(runId, log);
           continue;
         }
+        if (peer.nodeId !== null) this.holders.served(runId, peer.nodeId);
         return { result, route };
       } catch (err) {
         if (!(err instanceof PeerUnavailableError)) throw err;
+        this.holders.forget(runId);
         if (!err.sent) {
           log.info(
             { peer: peer.key, reason: err.message },

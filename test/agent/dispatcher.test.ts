@@ -173,8 +173,8 @@ t.test('a build goes to a replica that can build; none can: build_unavailable', 
     lines.some((l) => l.level === 40 && String(l.msg).includes('cannot build')),
     'a WARNING says why the workspace moves',
   );
-  // Any other call still goes to the run's replica.
-  t.match(await d.dispatch(call('fs_list'), user), { route: { nodeId: 'wb-b', pick: 'pinned' } });
+  // The workspace is on the capable replica now: the run's next call goes there.
+  t.match(await d.dispatch(call('fs_list'), user), { route: { nodeId: 'wb-a', pick: 'pinned' } });
   pinned = 'wb-a';
   t.match(await d.dispatch(call('build', {}), system), {
     route: { nodeId: 'wb-a', pick: 'pinned' },
@@ -246,8 +246,10 @@ t.test('affinity: the pinned replica, else a substitute with a WARNING', async (
     route: { kind: 'remote', nodeId: 'wb-b', pick: 'pinned' },
   });
   t.same(sent[0]?.request, call('fs_list'), 'the call is forwarded as given');
+  // A dispatcher that has not served the run yet reads the row, which names a gone node.
   pinned = 'wb-gone';
-  t.match(await d.dispatch(call('fs_list'), user), {
+  const fresh = dispatcher({ log, router, readAffinity: async () => pinned });
+  t.match(await fresh.dispatch(call('fs_list'), user), {
     route: { kind: 'remote', nodeId: 'wb-a', pick: 'substitute', previousNodeId: 'wb-gone' },
   });
   t.ok(
@@ -260,6 +262,68 @@ t.test('affinity: the pinned replica, else a substitute with a WARNING', async (
     ),
     'a WARNING names both nodes and the run',
   );
+});
+
+t.test('the replica that served a run pins its next call, without a read', async (t) => {
+  const { log } = capture();
+  const views = [peer('p:1', 'wb-a'), peer('p:2', 'wb-b')];
+  let holder = 'wb-b';
+  const { router, sent } = scriptedRouter(views, (p) =>
+    p === 'p:2' && holder !== 'wb-b'
+      ? errorResult('unavailable', 'unavailable: moved', { reason: WORKSPACE_MOVED })
+      : okResult(`from ${p}`),
+  );
+  let reads = 0;
+  const d = dispatcher({
+    log,
+    router,
+    readAffinity: async () => {
+      reads += 1;
+      return holder;
+    },
+  });
+  const route = async () => (await d.dispatch(call('fs_list'), user)).route;
+  t.match(await route(), { kind: 'remote', nodeId: 'wb-b', pick: 'pinned' });
+  t.equal(reads, 1, 'the first call reads the row');
+  t.match(await route(), { kind: 'remote', nodeId: 'wb-b', pick: 'pinned' });
+  t.match(await route(), { kind: 'remote', nodeId: 'wb-b', pick: 'pinned' });
+  t.equal(reads, 1, 'the next ones go where the last one went, with no read');
+
+  // The workspace moved: the old replica refuses before running, the row is read again.
+  holder = 'wb-a';
+  t.match(await route(), { kind: 'remote', nodeId: 'wb-a', pick: 'pinned' });
+  t.equal(reads, 2, 'the refusal makes it read the row');
+  t.same(
+    sent.slice(-2).map((x) => x.peer),
+    ['p:2', 'p:1'],
+    'refused by the old replica, served by the holder',
+  );
+  t.match(await route(), { nodeId: 'wb-a' });
+  t.equal(reads, 2, 'and the holder is the pin from then on');
+
+  // A replica that is not healthy is no pin: the row is read.
+  views[0] = peer('p:1', 'wb-a', false);
+  holder = 'wb-b';
+  t.match(await route(), { nodeId: 'wb-b', pick: 'pinned' });
+  t.equal(reads, 3, 'the last replica unhealthy: the row is read');
+
+  // A replica lost mid-call is no pin either.
+  views[0] = peer('p:1', 'wb-a');
+  const lost = scriptedRouter(views, (p) =>
+    p === 'p:2' ? new PeerUnavailableError('gone', true) : okResult('from a'),
+  );
+  let lostReads = 0;
+  const d2 = dispatcher({
+    log,
+    router: lost.router,
+    readAffinity: async () => {
+      lostReads += 1;
+      return 'wb-b';
+    },
+  });
+  t.match(await d2.dispatch(call('fs_list'), user), { result: { errorCode: 'unavailable' } });
+  await d2.dispatch(call('fs_list'), user);
+  t.equal(lostReads, 2, 'after a replica went away mid-call the row is read again');
 });
 
 t.test('a failed affinity read picks unpinned with a WARNING', async (t) => {
