@@ -141,6 +141,7 @@ export class BenchContext {
     db: Db,
     env: Record<string, string> = {},
     objects?: ObjectStore,
+    log: Logger = this.log,
   ): Promise<{ host: WorkbenchHost; root: string; dataDir: string }> {
     const dataDir = await this.dir('data');
     const root = join(dataDir, 'workbenches');
@@ -157,7 +158,7 @@ export class BenchContext {
     );
     const { host, runner } = await createWorkbenchHost(config, {
       db,
-      log: this.log,
+      log,
       platform: process.platform,
       runsAsRoot: process.getuid?.() === 0,
       ...(objects ? { objects } : {}),

@@ -6,12 +6,16 @@
  * in-process) against the floor's p50: at most 1.5 times it, quiet and again under a
  * CPU load the case starts itself (busy-loop processes, sampled once the 1-minute load
  * average has reached 4). `fs_read` of a small file is measured quiet, because its call
- * is short enough that the mesh's own cost is visible above the noise.
+ * is short enough that the mesh's own cost is visible above the noise. Both sides log
+ * as a node does (info, into a file), so the lines a command writes are on both.
  *
  * @module
  */
 
+import { join } from 'node:path';
+import pino from 'pino';
 import { envelopeToWire } from '../../../src/contract/index.js';
+import { createLogger } from '../../../src/telemetry/index.js';
 import { BENCH_AUTHORITY, type BenchContext, envelope, expectOk } from '../context.js';
 import { loadAverage, startCpuLoad } from '../cpu-load.js';
 import { startGrpcFloor } from '../grpc-floor.js';
@@ -29,7 +33,16 @@ const SPINNERS = 6;
 
 export async function execMesh(ctx: BenchContext): Promise<Row[]> {
   const { db, url } = await ctx.openDb();
-  const { host } = await ctx.host(db);
+  // Both sides log as a node does, at info into a file: the workbench process writes its
+  // lines, and what they cost is no part of the mesh.
+  const logFile = join(await ctx.dir('in-process-log'), 'node.log');
+  const log = createLogger({
+    level: 'info',
+    nodeId: 'bench-in-process',
+    nodeType: 'workbench',
+    destination: pino.destination({ dest: logFile, sync: true }),
+  });
+  const { host } = await ctx.host(db, {}, undefined, log);
   const [localRun, remoteRun] = await ctx.runs(db, 2);
   const wb = await startWorkbenchProcess(ctx, url, [remoteRun!]);
   const agent = await startAgent(ctx, wb);
