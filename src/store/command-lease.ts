@@ -22,6 +22,7 @@ import {
 import { getCommand } from './commands.js';
 import type { Queryable } from './db.js';
 import type { GoneEvidence } from './db-continuity.js';
+import { workspaceHeadJoin } from './manifest.js';
 import { evidenceParams, mayBeLiveWorkerCondition } from './workers.js';
 
 /**
@@ -48,7 +49,7 @@ export interface ClaimAffinity {
  * order of their places in the queue (`command-place.ts`: a run's later command stands
  * where its previous one stood, at most the follow-up lead before its own arrival), and
  * writes their `workspace_command.running` events, in one statement; returns them in
- * that order (none when nothing is queued). The pick walks the partial index of queued
+ * that order (none when nothing is queued), each with its run's head (`claimedHead`). The pick walks the partial index of queued
  * rows in that order; `SKIP LOCKED` lets concurrent workers, on any node, claim
  * different rows without waiting, and the update checks each row is still queued, so
  * no command is claimed twice. Without `affinity`, any queued command is claimable.
@@ -63,7 +64,8 @@ export async function claimCommands(
   const rows = await q.query(
     `with ${claimCtes({ owner: 1, lease: 2, node: 3, liveness: 4, limit: 5, steady: 6, gap: 7 })},
      events as (${commandEventsInsert('claimed')})
-     select ${COLUMNS} from claimed order by queue_place, queued_at, id`,
+     select ${COLUMNS}, wh.* from claimed ${workspaceHeadJoin('claimed.run_id')}
+     order by queue_place, queued_at, id`,
     [
       leaseOwner,
       leaseMs,

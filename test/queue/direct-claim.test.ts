@@ -2,6 +2,7 @@ import t from 'tap';
 import type { ExecuteCommand } from '../../src/queue/index.js';
 import {
   type Command,
+  claimCommands,
   enqueueCommand,
   getCommand,
   getWorkspaceHead,
@@ -74,7 +75,6 @@ t.test('a free slot claims the command in its enqueue; a busy one queues it', as
   await eventually(async () => gates.get('b'), 10_000, 'b claimed once a finished');
   gates.get('b')!();
   await queue.waitForTerminal(second.command.id);
-
   const events = async (id: string) => listAuditEvents(db, { commandId: id });
   const direct = await events(first.command.id);
   t.same(
@@ -123,4 +123,19 @@ t.test('the claim in an enqueue never overtakes, nor takes another node’s run'
   t.ok(claimed.leaseExpiresAt && claimed.startedAt, 'its lease is taken');
   t.match(await getCommand(db, 'c-free'), { status: 'running', attempts: 1 });
   t.match(await insert(runA, 'c-plain', false), { status: 'queued' }, 'no claim asked');
+});
+
+t.test("a worker's claim carries each command's head", async (t) => {
+  const { db } = await setupDb(t);
+  const run = await newRun(db);
+  const { command } = await enqueueCommand(db, {
+    id: `cmd-${run.runId}`,
+    ...run,
+    request: { command: 'c' },
+    timeoutMs: 5000,
+  });
+  t.notOk('claimedHead' in command, 'queued: no head');
+  const [claimed] = await claimCommands(db, 'owner-1', 30_000, 1);
+  t.equal(claimed?.id, command.id);
+  t.same(claimed?.claimedHead, await getWorkspaceHead(db, run.runId));
 });

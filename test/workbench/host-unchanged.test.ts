@@ -77,7 +77,7 @@ t.test("a fresh run's first command reads no manifest", async (t) => {
     const r = await call('exec', { command: 'echo one > a.txt' });
     t.match(r, { ok: true, payload: { exitCode: 0 } });
   });
-  // Version 0 holds no file, and the claim in the enqueue carried the head.
+  // Version 0 holds no file, and the command's claim carried the head.
   t.same(headReads(statements), [], 'no head or manifest read');
   t.ok(
     statements.some((s) => s.startsWith('update workspace_manifest')),
