@@ -66,3 +66,17 @@ export async function ownWorkspaceRoot(
   }
   if (st.uid !== uid || st.gid !== gid) await lchown(workspaceDir, uid, gid);
 }
+
+/**
+ * Readies a workspace for a command: its root owned by `owner` when one is given (see
+ * {@link ownWorkspaceRoot}), and `cwd` a directory in it. Owning the root has just found
+ * it a directory, so only a `cwd` below the root needs a look of its own then.
+ */
+export async function prepareCommandRoot(
+  workspaceDir: string,
+  cwd: string,
+  owner: { uid: number; gid: number } | null,
+): Promise<void> {
+  if (owner !== null) await ownWorkspaceRoot(workspaceDir, owner.uid, owner.gid);
+  if (cwd !== '.' || owner === null) await requireCwdDirectory(workspaceDir, cwd);
+}

@@ -52,7 +52,7 @@ import {
 } from '../runner.js';
 import { encodeFilter, seccompFilterFor } from '../seccomp/index.js';
 import { cancelledBeforeStart } from '../supervise.js';
-import { ownWorkspaceRoot, requireCwdDirectory, resolveCwd } from '../workspace-path.js';
+import { prepareCommandRoot, resolveCwd } from '../workspace-path.js';
 import { type BwrapCommandLine, bwrapCommandLine, sandboxCwd } from './bwrap-args.js';
 import { launchBwrap } from './bwrap-launch.js';
 import { type BwrapRunnerOptions, limitsKey, sandboxLimits } from './bwrap-options.js';
@@ -97,6 +97,8 @@ export class BwrapRunner implements Runner {
   private readonly bwrapPath: string;
   private readonly setprivPath: string;
   private readonly dropPrivileges: boolean;
+  /** Who owns a workspace root for its commands: uid 10001 when privileges drop. */
+  private readonly sandboxOwner: { uid: number; gid: number } | null;
   /** The encoded filter, or null with {@link noSeccompReason} saying why. */
   private readonly seccompFilter: Buffer | null;
   private readonly noSeccompReason: string | null;
@@ -118,6 +120,7 @@ export class BwrapRunner implements Runner {
     this.bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
     this.setprivPath = options.setprivPath ?? '/usr/bin/setpriv';
     this.dropPrivileges = options.dropPrivileges ?? process.getuid?.() === 0;
+    this.sandboxOwner = this.dropPrivileges ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null;
     const filter =
       options.seccomp === false
         ? ({ ok: false, reason: 'disabled by configuration' } as const)
@@ -143,7 +146,7 @@ export class BwrapRunner implements Runner {
         dir: pool.dir,
         limitsKey: limitsKey(limits),
         start: (dir) => this.startSession(dir, limits, '', { pooled: true }),
-        owner: this.dropPrivileges ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+        owner: this.sandboxOwner,
         log: this.log,
       });
     } else {
@@ -224,9 +227,7 @@ export class BwrapRunner implements Runner {
           ...egressEnvironment({ cache: spec.egress.cacheDir !== undefined }),
         }
       : commandEnv(BASE_ENV, spec.env);
-    if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
-    // Owning the root just found it a directory: only a cwd below it needs a look.
-    if (cwd !== '.' || !this.dropPrivileges) await requireCwdDirectory(spec.workspaceDir, cwd);
+    await prepareCommandRoot(spec.workspaceDir, cwd, this.sandboxOwner);
     if (this.noSeccompReason !== null && !this.warnedNoSeccomp) {
       this.warnedNoSeccomp = true;
       this.options.logger?.warn(
@@ -292,8 +293,7 @@ export class BwrapRunner implements Runner {
     }
     const cwd = resolveCwd(spec.cwd);
     const env = commandEnv(BASE_ENV, spec.env);
-    if (this.dropPrivileges) await ownWorkspaceRoot(spec.workspaceDir, SANDBOX_UID, SANDBOX_UID);
-    if (cwd !== '.' || !this.dropPrivileges) await requireCwdDirectory(spec.workspaceDir, cwd);
+    await prepareCommandRoot(spec.workspaceDir, cwd, this.sandboxOwner);
     const limits = sandboxLimits(spec, this.options);
     const key = `${spec.reuse}\0${limitsKey(limits)}`;
     let session = await this.pool.take(spec.workspaceDir, key, limitsKey(limits));
