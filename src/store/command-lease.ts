@@ -49,10 +49,11 @@ export interface ClaimAffinity {
  * order of their places in the queue (`command-place.ts`: a run's later command stands
  * where its previous one stood, at most the follow-up lead before its own arrival), and
  * writes their `workspace_command.running` events, in one statement; returns them in
- * that order (none when nothing is queued), each with its run's head (`claimedHead`). The pick walks the partial index of queued
- * rows in that order; `SKIP LOCKED` lets concurrent workers, on any node, claim
- * different rows without waiting, and the update checks each row is still queued, so
- * no command is claimed twice. Without `affinity`, any queued command is claimable.
+ * that order (none when nothing is queued), each with its run's head (`claimedHead`).
+ * The pick walks the partial index of queued rows in that order; `SKIP LOCKED` lets
+ * concurrent workers, on any node, claim different rows without waiting, and the update
+ * checks each row is still queued, so no command is claimed twice. Without `affinity`,
+ * any queued command is claimable.
  */
 export async function claimCommands(
   q: Queryable,

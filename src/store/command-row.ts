@@ -156,7 +156,8 @@ export function toCommand(r: Record<string, unknown>): Command {
               : Number(r.workspace_version),
         }
       : {}),
-    ...('head_version' in r ? { claimedHead: headOfRow(r) } : {}),
+    // Only a claimed row carries its head: an enqueue that asked to claim may have queued.
+    ...('head_version' in r && r.status === 'running' ? { claimedHead: headOfRow(r) } : {}),
     queuedAt: date(r.queued_at),
     queuePlace: date(r.queue_place ?? r.queued_at),
     startedAt: dateOrNull(r.started_at),

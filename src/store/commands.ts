@@ -161,12 +161,7 @@ export async function enqueueCommand(
       ...(claim ? [claim.nodeId] : []),
     ],
   );
-  if (rows[0]) {
-    const { claimedHead, ...command } = toCommand(rows[0]);
-    // The head goes with a command this statement claimed, and only then.
-    const claimedHere = claimedHead !== undefined && command.status === 'running';
-    return { command: claimedHere ? { ...command, claimedHead } : command, created: true };
-  }
+  if (rows[0]) return { command: toCommand(rows[0]), created: true };
   const record = await getCallRecord(q, cmd.runId, cmd.callId!);
   const digest = cmd.call?.digest;
   if (record && (record.commandId === null || (digest && !sameCall(record, digest)))) {

@@ -319,7 +319,7 @@ export function headOfRow(r: Record<string, unknown>): WorkspaceHead {
 /**
  * The manifest head and the workspace's holder in one round trip: what a node reads
  * before every action to learn whether its copy is current and whether it still holds
- * the workspace. A command claimed as it is queued comes with it (`claimedHead`).
+ * the workspace. A command's claim reads it too (`claimedHead`).
  */
 export async function getWorkspaceHead(q: Queryable, runId: string): Promise<WorkspaceHead> {
   const rows = await q.query(`select wh.* from (select 1) one ${workspaceHeadJoin('$1::text')}`, [
