@@ -11,7 +11,7 @@
  * whose own host path is too long to pass (one a scan refused) is still reachable
  * through its parent. Where no `rm` binary exists, `fs.rm` is used instead, which
  * handles every tree shallower than `PATH_MAX`. `rm` is started by a small helper
- * process (`rm-helper.ts`), so the node does not fork itself for each removal.
+ * process (`host-helper.ts`), so the node does not fork itself for each removal.
  *
  * @module
  */
@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, lstat, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { HelperLost, RmHelpers } from './rm-helper.js';
+import { HelperLost, hostHelpers } from './host-helper.js';
 
 /** Where GNU coreutils' `rm` lives on the distributions the images use. */
 const RM_CANDIDATES = ['/usr/bin/rm', '/bin/rm'];
@@ -59,11 +59,8 @@ function checkName(name: string): void {
   }
 }
 
-/** The helpers that run `rm` for this process, so the node itself never forks for it. */
-export const rmHelpers = new RmHelpers();
-
 async function runRm(binary: string, cwd: string, names: readonly string[]): Promise<void> {
-  const answer = await rmHelpers.run(binary, cwd, names).catch((err: unknown) => {
+  const answer = await hostHelpers.rm(binary, cwd, names).catch((err: unknown) => {
     // A helper that died is replaced at the next request; this one runs from here.
     if (err instanceof HelperLost) return null;
     throw err;

@@ -5,14 +5,38 @@
  * depth through directory descriptors); looks are spaced by twice the last one's
  * duration, at least {@link MIN_INTERVAL_MS} apart, so a big tree costs at most about
  * a third of a core. The first look comes {@link MIN_INTERVAL_MS} after the start, so
- * a short command costs no process at all.
+ * a short command costs no process at all. A helper process starts `find`
+ * (`hostHelpers`), so a look does not fork the node; when every helper is busy, the
+ * node starts it itself.
  *
  * @module
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { HelperLost, hostHelpers } from '../files/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './sync/index.js';
+
+/** Where GNU findutils' `find` (for `-printf`) lives on the distributions the images use. */
+const FIND_CANDIDATES = ['/usr/bin/find', '/bin/find'];
+
+let findBinary: Promise<string | null> | undefined;
+
+function findFind(): Promise<string | null> {
+  findBinary ??= (async () => {
+    for (const candidate of FIND_CANDIDATES) {
+      const found = await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      );
+      if (found) return candidate;
+    }
+    return null;
+  })();
+  return findBinary;
+}
 
 /** The shortest pause between two looks, ms. */
 const MIN_INTERVAL_MS = 250;
@@ -29,25 +53,58 @@ export interface QuotaExceeded {
   usage: WorkspaceUsage;
 }
 
+/** A look in flight, which the watch's stop ends at once. */
+type Looking = { cancel(): void };
+
 /**
  * Counts `dir`'s files until the count passes `quota` (then resolves with what was
  * counted so far, and stops counting) or the walk ends. Null when `find` is missing.
+ * A helper process runs `find` (`hostHelpers`); when none is free, the node does.
  */
-function look(
+async function look(
   dir: string,
   quota: WorkspaceQuota,
   reservedBytes: number,
-  track: (child: ChildProcess | null) => void,
+  track: (looking: Looking | null) => void,
+): Promise<{ usage: WorkspaceUsage; over: 'bytes' | 'files' | null } | null> {
+  const find = await findFind();
+  if (find === null) return null;
+  const job = await hostHelpers
+    .count(find, dir, { bytes: reservedBytes, ...quota })
+    .catch(() => null);
+  if (job !== null) {
+    track(job);
+    const answer = await job.answer.catch((err: unknown) => {
+      // A helper that died is replaced at the next look; this one runs from here.
+      if (err instanceof HelperLost) return null;
+      throw err;
+    });
+    track(null);
+    if (answer !== null) {
+      const usage = { bytes: answer.bytes, files: answer.files };
+      return { usage, over: overQuota(usage, quota) };
+    }
+  }
+  return spawnLook(find, dir, quota, reservedBytes, track);
+}
+
+/** {@link look} with `find` started by the node itself. */
+function spawnLook(
+  find: string,
+  dir: string,
+  quota: WorkspaceQuota,
+  reservedBytes: number,
+  track: (looking: Looking | null) => void,
 ): Promise<{ usage: WorkspaceUsage; over: 'bytes' | 'files' | null } | null> {
   return new Promise((resolve) => {
     const usage: WorkspaceUsage = { bytes: reservedBytes, files: 0 };
     let over: 'bytes' | 'files' | null = null;
     let rest = '';
-    const child = spawn('find', [dir, '-xdev', '-type', 'f', '-printf', '%s\\n'], {
+    const child = spawn(find, [dir, '-xdev', '-type', 'f', '-printf', '%s\\n'], {
       stdio: ['ignore', 'pipe', 'ignore'],
       env: {},
     });
-    track(child);
+    track({ cancel: () => child.kill('SIGKILL') });
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       const lines = (rest + chunk).split('\n');
@@ -83,7 +140,7 @@ export function watchQuota(
   reservedBytes = 0,
 ): QuotaWatch {
   let stopped = false;
-  let current: ChildProcess | null = null;
+  let current: Looking | null = null;
   // A plain timer that stop() ends early: no abort signal, so stopping the watch of
   // every command creates no error object.
   let pending: { timer: NodeJS.Timeout; wake: () => void } | null = null;
@@ -101,8 +158,8 @@ export function watchQuota(
       pending = null;
       if (stopped) return;
       const began = performance.now();
-      const found = await look(dir, quota, reservedBytes, (child) => {
-        current = child;
+      const found = await look(dir, quota, reservedBytes, (looking) => {
+        current = looking;
       });
       if (found === null) {
         log?.warn({ dir }, 'find is missing: the workspace quota is checked at sync only');
@@ -123,7 +180,7 @@ export function watchQuota(
         clearTimeout(waiting.timer);
         waiting.wake();
       }
-      (current as ChildProcess | null)?.kill('SIGKILL');
+      (current as Looking | null)?.cancel();
       await loop;
     },
   };

@@ -3,9 +3,8 @@ import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { hostHelpers, MAX_HELPERS } from '../../src/files/host-helper.js';
 import { removeEntriesOf, removeTree } from '../../src/files/index.js';
-import { rmHelpers } from '../../src/files/remove-tree.js';
-import { MAX_HELPERS } from '../../src/files/rm-helper.js';
 import { makeDeepTree } from '../support/deep-tree.js';
 
 const base = await mkdtemp(join(tmpdir(), 'memql-remove-'));
@@ -75,36 +74,36 @@ t.test('rm runs from a long-lived helper process, not from the node', async (t) 
     return dir;
   };
   await removeTree(await make('h0'));
-  const first = rmHelpers.pids();
+  const first = hostHelpers.pids();
   t.equal(first.length, 1, 'one helper serves removals one at a time');
   for (let i = 1; i <= 5; i++) {
     const dir = await make(`h${i}`);
     await removeTree(dir);
     await t.rejects(lstat(dir), { code: 'ENOENT' });
   }
-  t.same(rmHelpers.pids(), first, 'the same helper, not a process per removal');
+  t.same(hostHelpers.pids(), first, 'the same helper, not a process per removal');
 
   const dirs = await Promise.all(Array.from({ length: 12 }, (_, i) => make(`c${i}`)));
   await Promise.all(dirs.map((d) => removeTree(d)));
   for (const d of dirs) await t.rejects(lstat(d), { code: 'ENOENT' });
-  t.ok(rmHelpers.pids().length <= MAX_HELPERS, 'removals at once share a bounded set of helpers');
+  t.ok(hostHelpers.pids().length <= MAX_HELPERS, 'removals at once share a bounded set of helpers');
 
   // A helper that dies is replaced; its removal is still done.
-  rmHelpers.killAll();
+  hostHelpers.killAll();
   const after = await make('after-kill');
   await removeTree(after);
   await t.rejects(lstat(after), { code: 'ENOENT' });
   t.notOk(
-    rmHelpers.pids().some((p) => first.includes(p)),
+    hostHelpers.pids().some((p) => first.includes(p)),
     "a new helper took the dead one's place",
   );
   t.equal(await readFile(join(outside, 'keep.txt'), 'utf8'), 'KEEP');
 });
 
 t.test("rm's failure comes back with its exit code and message", async (t) => {
-  const failed = await rmHelpers.run('/usr/bin/false', base, ['x']);
+  const failed = await hostHelpers.rm('/usr/bin/false', base, ['x']);
   t.same(failed, { code: 1, stderr: '' });
-  const lost = await rmHelpers.run('/usr/bin/rm', join(base, 'no-such-dir'), ['x']);
+  const lost = await hostHelpers.rm('/usr/bin/rm', join(base, 'no-such-dir'), ['x']);
   t.equal(lost?.code, 1);
   t.match(lost?.stderr, /cannot enter .*no-such-dir/);
 });
