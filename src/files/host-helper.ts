@@ -262,7 +262,17 @@ export class HostHelpers {
   ): Promise<CountJob | null> {
     const helper = await this.pick(true);
     if (helper === null) return null;
-    const answer = helper.send({ op: 'count', find, dir, ...start }).then(
+    // JSON has no Infinity: a limit that is not a finite number is no limit.
+    const limit = (n: number) => (Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER);
+    const request = {
+      op: 'count',
+      find,
+      dir,
+      bytes: start.bytes,
+      maxBytes: limit(start.maxBytes),
+      maxFiles: limit(start.maxFiles),
+    };
+    const answer = helper.send(request).then(
       (a) => {
         helper.counting = false;
         return {

@@ -160,6 +160,8 @@ export function watchQuota(
       const began = performance.now();
       const found = await look(dir, quota, reservedBytes, (looking) => {
         current = looking;
+        // A stop that came while the look was being set up ends it as it starts.
+        if (stopped) looking?.cancel();
       });
       if (found === null) {
         log?.warn({ dir }, 'find is missing: the workspace quota is checked at sync only');

@@ -69,6 +69,12 @@ t.test('a count stops once it passes a limit', async (t) => {
   for (let i = 0; i < 40; i++) await writeFile(join(dir, `f${i}`), 'z');
   const byFiles = await (await helpers.count(FIND, dir, { ...NO_LIMIT, maxFiles: 10 }))!.answer;
   t.ok(byFiles.files > 10, 'past the file limit');
+  const unlimited = await (await helpers.count(FIND, dir, {
+    bytes: 0,
+    maxBytes: Number.POSITIVE_INFINITY,
+    maxFiles: Number.POSITIVE_INFINITY,
+  }))!.answer;
+  t.match(unlimited, { code: 0, files: 40, bytes: 40 }, 'an infinite limit is none');
   const byBytes = await (await helpers.count(FIND, dir, { ...NO_LIMIT, bytes: 95, maxBytes: 100 }))!
     .answer;
   t.ok(byBytes.bytes > 100, 'past the byte limit');
