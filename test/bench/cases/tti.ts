@@ -7,8 +7,9 @@
  * default); one at a time, interleaved with a raw bwrap spawn of `node -v`, and 100
  * runs at once beside 100 raw spawns at once. The floor rows run the same work with
  * nothing of ours (one raw spawn: the probe, then `node -v`): where process creation is
- * slow, the probe's dozen processes alone put the floor above the targets' ratios. With a Postgres server, the node's
- * command rows say where the time went (queue wait, claimed to finished, the runner).
+ * slow, the probe's dozen processes alone put the floor at the targets' ratios. With a
+ * Postgres server, the node's command rows say where the time went (queue wait,
+ * claimed to finished, the runner).
  *
  * @module
  */
