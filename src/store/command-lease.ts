@@ -231,9 +231,9 @@ export interface ClaimWithFinish {
 
 /**
  * {@link finishCommand}, and in the same statement, with `next`, the claim of the
- * worker's next commands (as {@link claimCommands} would make it, its events
- * included): a worker with commands waiting moves from one to the next in one
- * statement. The finished row is null when it was no longer this worker's to finish;
+ * worker's next commands (as {@link claimCommands} would make it, its events and each
+ * claimed command's head included): a worker with commands waiting moves from one to
+ * the next in one statement. The finished row is null when it was no longer this worker's to finish;
  * the claim is made either way (the slot is free).
  */
 export async function finishAndClaim(
@@ -283,8 +283,10 @@ export async function finishAndClaim(
       })},
      moved as (select * from finished union all select * from claimed),
      events as (${commandEventsInsert('moved')})
-     select 'finished' as moved_as, ${COLUMNS} from finished
-     union all select 'claimed', ${COLUMNS} from claimed`
+     select 'finished' as moved_as, ${COLUMNS}, null as head_version,
+       null as head_updated_by_node, null as head_node_id, null as head_generation
+     from finished
+     union all select 'claimed', ${COLUMNS}, wh.* from claimed ${workspaceHeadJoin('claimed.run_id')}`
     : `, events as (${commandEventsInsert('finished')})
      select 'finished' as moved_as, ${COLUMNS} from finished`;
   const rows = await q.query(

@@ -90,9 +90,9 @@ export interface Command {
   finishedAt: Date | null;
   /**
    * The run's manifest head and holder as the statement that claimed the command saw
-   * them (claimed as it was queued, or by a worker's claim); absent on every other read,
-   * and on a command claimed by the finish of another. The executor takes it instead of
-   * reading the head again.
+   * them (claimed as it was queued, by a worker's claim, or by the finish of another
+   * command); absent on every other read. The executor takes it instead of reading the
+   * head again.
    */
   claimedHead?: WorkspaceHead;
 }

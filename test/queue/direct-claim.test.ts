@@ -4,6 +4,7 @@ import {
   type Command,
   claimCommands,
   enqueueCommand,
+  finishAndClaim,
   getCommand,
   getWorkspaceHead,
   listAuditEvents,
@@ -138,4 +139,32 @@ t.test("a worker's claim carries each command's head", async (t) => {
   const [claimed] = await claimCommands(db, 'owner-1', 30_000, 1);
   t.equal(claimed?.id, command.id);
   t.same(claimed?.claimedHead, await getWorkspaceHead(db, run.runId));
+});
+
+t.test("a claim made by another command's finish carries the head too", async (t) => {
+  const { db } = await setupDb(t);
+  const run = await newRun(db);
+  const other = await newRun(db);
+  // Only the claimed command's run has a holder: its head is told apart from the other's.
+  await provisionWorkspace(db, { runId: other.runId, nodeId: 'node-b', ownerUserId: 'user-1' });
+  const ids = [`a-${run.runId}`, `b-${other.runId}`];
+  for (const [i, r] of [run, other].entries()) {
+    await enqueueCommand(db, { id: ids[i]!, ...r, request: { command: 'c' }, timeoutMs: 5000 });
+  }
+  const [first] = await claimCommands(db, 'owner-1', 30_000, 1);
+  t.equal(first?.id, ids[0]);
+  const { row, claimed } = await finishAndClaim(
+    db,
+    ids[0]!,
+    'owner-1',
+    { status: 'completed', exitCode: 0 },
+    { limit: 1, leaseMs: 30_000 },
+  );
+  t.equal(row?.status, 'completed');
+  t.notOk(row && 'claimedHead' in row, 'the finished row carries no head');
+  t.equal(claimed.length, 1);
+  t.equal(claimed[0]?.id, ids[1]);
+  const head = await getWorkspaceHead(db, other.runId);
+  t.equal(head.holder?.nodeId, 'node-b');
+  t.same(claimed[0]?.claimedHead, head, "its own run's head");
 });
