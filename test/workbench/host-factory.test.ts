@@ -16,18 +16,25 @@ const db = await openDb({ kind: 'postgres', url: database.url });
 t.teardown(() => db.close());
 const base = await mkdtemp(join(tmpdir(), 'memql-factory-'));
 await chmod(base, 0o755);
-t.teardown(() => rm(base, { recursive: true, force: true }));
+const built: Awaited<ReturnType<typeof createWorkbenchHost>>[] = [];
+t.teardown(async () => {
+  // Each host's warm pool fills in the background: it ends before its directory goes.
+  for (const { runner } of built) if ('runner' in runner) await runner.runner.close?.();
+  await rm(base, { recursive: true, force: true });
+});
 await createRun(db, { id: 'run-f', ownerUserId: 'u' });
 
 const log = pino({ level: 'silent' });
 const deps = { db, log, platform: 'linux' as const, runsAsRoot: process.getuid?.() === 0 };
 
-function build(env: Record<string, string>) {
+async function build(env: Record<string, string>) {
   const config = loadConfig(
     { MEMQL_WORKBENCH_ROOT: join(base, 'wb'), MEMQL_DATA_DIR: join(base, 'data'), ...env },
     { hostname: 'factory-node' },
   );
-  return createWorkbenchHost(config, deps);
+  const made = await createWorkbenchHost(config, deps);
+  built.push(made);
+  return made;
 }
 
 function exec(host: Awaited<ReturnType<typeof build>>['host'], command: string) {
