@@ -337,18 +337,21 @@ export class HostHelpers {
   }
 
   private findPerl(): Promise<string | null> {
-    this.perl ??= (async () => {
-      for (const candidate of PERL_CANDIDATES) {
-        const found = await access(candidate, constants.X_OK).then(
-          () => true,
-          () => false,
-        );
-        if (found) return candidate;
-      }
-      return null;
-    })();
+    this.perl ??= firstExecutable(PERL_CANDIDATES);
     return this.perl;
   }
+}
+
+/** The first of `candidates` that is an executable file here, or null. */
+export async function firstExecutable(candidates: readonly string[]): Promise<string | null> {
+  for (const candidate of candidates) {
+    const found = await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+    if (found) return candidate;
+  }
+  return null;
 }
 
 /** The helpers of this process: the node itself never forks for `rm` or the counts. */

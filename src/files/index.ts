@@ -26,7 +26,7 @@ export {
   openForWrite,
   placeFile,
 } from './file-actions.js';
-export { type CountJob, HelperLost, hostHelpers } from './host-helper.js';
+export { type CountJob, firstExecutable, HelperLost, hostHelpers } from './host-helper.js';
 export { pathBytesFit, truncateForReport, utf8Bytes } from './path-limits.js';
 export { removeEntriesOf, removeTree } from './remove-tree.js';
 export {

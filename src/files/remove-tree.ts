@@ -17,10 +17,9 @@
  */
 
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, lstat, rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { HelperLost, hostHelpers } from './host-helper.js';
+import { firstExecutable, HelperLost, hostHelpers } from './host-helper.js';
 
 /** Where GNU coreutils' `rm` lives on the distributions the images use. */
 const RM_CANDIDATES = ['/usr/bin/rm', '/bin/rm'];
@@ -37,19 +36,7 @@ const STDERR_KEEP = 2048;
 let rmBinary: Promise<string | null> | undefined;
 
 function findRm(): Promise<string | null> {
-  rmBinary ??= (async () => {
-    for (const candidate of RM_CANDIDATES) {
-      if (
-        await access(candidate, constants.X_OK).then(
-          () => true,
-          () => false,
-        )
-      ) {
-        return candidate;
-      }
-    }
-    return null;
-  })();
+  rmBinary ??= firstExecutable(RM_CANDIDATES);
   return rmBinary;
 }
 

@@ -13,9 +13,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { HelperLost, hostHelpers } from '../files/index.js';
+import { firstExecutable, HelperLost, hostHelpers } from '../files/index.js';
 import type { Logger } from '../telemetry/index.js';
 import { overQuota, type WorkspaceQuota, type WorkspaceUsage } from './sync/index.js';
 
@@ -25,16 +23,7 @@ const FIND_CANDIDATES = ['/usr/bin/find', '/bin/find'];
 let findBinary: Promise<string | null> | undefined;
 
 function findFind(): Promise<string | null> {
-  findBinary ??= (async () => {
-    for (const candidate of FIND_CANDIDATES) {
-      const found = await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      );
-      if (found) return candidate;
-    }
-    return null;
-  })();
+  findBinary ??= firstExecutable(FIND_CANDIDATES);
   return findBinary;
 }
 

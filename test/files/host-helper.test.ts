@@ -42,6 +42,15 @@ async function slowFind(name: string, lines: number): Promise<{ path: string; pp
   return { path, ppid };
 }
 
+/** The pid of the helper that started a stand-in, once the stand-in is running. */
+async function parentOf(slow: { ppid: string }): Promise<number> {
+  for (;;) {
+    const ppid = (await readFile(slow.ppid, 'utf8').catch(() => '')).trim();
+    if (ppid !== '') return Number(ppid);
+    await new Promise((wake) => setTimeout(wake, 5));
+  }
+}
+
 t.test('a count adds up regular files and bytes at any depth, from a helper', async (t) => {
   const helpers = new HostHelpers();
   t.teardown(() => helpers.killAll());
@@ -93,11 +102,9 @@ t.test('a count runs in the helper, and a cancel ends it at once', async (t) => 
   t.teardown(() => helpers.killAll());
   const slow = await slowFind('slow-cancel', 3);
   const job = await helpers.count(slow.path, base, NO_LIMIT);
-  // The stand-in is running once it wrote its parent's pid.
-  let ppid = '';
-  while (ppid === '') ppid = (await readFile(slow.ppid, 'utf8').catch(() => '')).trim();
-  t.same([Number(ppid)], helpers.pids(), "find's parent is the helper, not this process");
-  t.not(Number(ppid), process.pid);
+  const ppid = await parentOf(slow);
+  t.same([ppid], helpers.pids(), "find's parent is the helper, not this process");
+  t.not(ppid, process.pid);
   job!.cancel();
   const answer = await job!.answer;
   t.equal(answer.cancelled, true);
@@ -110,7 +117,7 @@ t.test('a count runs in the helper, and a cancel ends it at once', async (t) => 
   await writeFile(join(dir, 'f'), 'abc');
   const next = await (await helpers.count(FIND, dir, NO_LIMIT))!.answer;
   t.match(next, { code: 0, files: 1, bytes: 3, cancelled: false });
-  t.same(helpers.pids(), [Number(ppid)], 'the same helper');
+  t.same(helpers.pids(), [ppid], 'the same helper');
 });
 
 t.test('a count has a helper to itself; rm never waits behind one', async (t) => {
@@ -143,12 +150,7 @@ t.test('counts started together each get a helper of their own', async (t) => {
   t.teardown(() => helpers.killAll());
   const slows = await Promise.all([0, 1, 2].map((i) => slowFind(`together${i}`, i + 1)));
   const jobs = await Promise.all(slows.map((s) => helpers.count(s.path, base, NO_LIMIT)));
-  const ppids = [];
-  for (const s of slows) {
-    let ppid = '';
-    while (ppid === '') ppid = (await readFile(s.ppid, 'utf8').catch(() => '')).trim();
-    ppids.push(Number(ppid));
-  }
+  const ppids = await Promise.all(slows.map(parentOf));
   t.equal(new Set(ppids).size, 3, 'three helpers');
   for (const j of jobs) j!.cancel();
   const answers = await Promise.all(jobs.map((j) => j!.answer));
@@ -164,13 +166,12 @@ t.test("a helper's death fails its count, and the next one starts a new helper",
   t.teardown(() => helpers.killAll());
   const slow = await slowFind('slow-death', 1);
   const job = await helpers.count(slow.path, base, NO_LIMIT);
-  let ppid = '';
-  while (ppid === '') ppid = (await readFile(slow.ppid, 'utf8').catch(() => '')).trim();
+  const ppid = await parentOf(slow);
   helpers.killAll();
   await t.rejects(job!.answer, /ended before it answered/);
   const dir = join(base, 'after-death');
   await mkdir(dir);
   await writeFile(join(dir, 'f'), 'abcd');
   t.match(await (await helpers.count(FIND, dir, NO_LIMIT))!.answer, { files: 1, bytes: 4 });
-  t.notOk(helpers.pids().includes(Number(ppid)), 'a new helper');
+  t.notOk(helpers.pids().includes(ppid), 'a new helper');
 });
