@@ -22,7 +22,7 @@ import {
 import { getCommand } from './commands.js';
 import type { Queryable } from './db.js';
 import type { GoneEvidence } from './db-continuity.js';
-import { workspaceHeadJoin } from './manifest.js';
+import { NO_HEAD_COLUMNS, workspaceHeadJoin } from './manifest.js';
 import { evidenceParams, mayBeLiveWorkerCondition } from './workers.js';
 
 /**
@@ -233,8 +233,8 @@ export interface ClaimWithFinish {
  * {@link finishCommand}, and in the same statement, with `next`, the claim of the
  * worker's next commands (as {@link claimCommands} would make it, its events and each
  * claimed command's head included): a worker with commands waiting moves from one to
- * the next in one statement. The finished row is null when it was no longer this worker's to finish;
- * the claim is made either way (the slot is free).
+ * the next in one statement. The finished row is null when it was no longer this
+ * worker's to finish; the claim is made either way (the slot is free).
  */
 export async function finishAndClaim(
   q: Queryable,
@@ -283,9 +283,7 @@ export async function finishAndClaim(
       })},
      moved as (select * from finished union all select * from claimed),
      events as (${commandEventsInsert('moved')})
-     select 'finished' as moved_as, ${COLUMNS}, null as head_version,
-       null as head_updated_by_node, null as head_node_id, null as head_generation
-     from finished
+     select 'finished' as moved_as, ${COLUMNS}, ${NO_HEAD_COLUMNS} from finished
      union all select 'claimed', ${COLUMNS}, wh.* from claimed ${workspaceHeadJoin('claimed.run_id')}`
     : `, events as (${commandEventsInsert('finished')})
      select 'finished' as moved_as, ${COLUMNS} from finished`;

@@ -304,6 +304,13 @@ export function workspaceHeadJoin(runId: string): string {
        limit 1) wh on true`;
 }
 
+/**
+ * The columns of {@link workspaceHeadJoin}, all null: for a branch of a union whose
+ * rows carry no head beside one whose rows do.
+ */
+export const NO_HEAD_COLUMNS =
+  'null as head_version, null as head_updated_by_node, null as head_node_id, null as head_generation';
+
 /** Decodes the columns of {@link workspaceHeadJoin}. */
 export function headOfRow(r: Record<string, unknown>): WorkspaceHead {
   return {
